@@ -1,0 +1,115 @@
+// Package errcode defines the coded errors clients see, the HTTP statuses
+// they map to, and the one envelope every door of the service answers
+// failures with:
+//
+//	{"errors": [{"message": "…", "extensions": {"code": "NOT_FOUND"}}]}
+//
+// Only the edges (the GraphQL error presenter, the REST, admin and webhook
+// handlers) turn errors into messages and statuses. An error that carries
+// no code is answered as INTERNAL with a generic message: driver text and
+// stacks never reach a client.
+package errcode
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Code is a stable, machine-readable error code (extensions.code).
+type Code string
+
+// The codes of the service and, through Status, their HTTP statuses.
+const (
+	BadRequest      Code = "BAD_REQUEST"
+	BadFilter       Code = "BAD_FILTER"
+	Unauthenticated Code = "UNAUTHENTICATED"
+	Forbidden       Code = "FORBIDDEN"
+	NotFound        Code = "NOT_FOUND"
+	UnknownType     Code = "UNKNOWN_TYPE"
+	UnknownDomain   Code = "UNKNOWN_DOMAIN"
+	Referenced      Code = "REFERENCED"
+	Conflict        Code = "CONFLICT"
+	TooLarge        Code = "TOO_LARGE"
+	RateLimited     Code = "RATE_LIMITED"
+	Unavailable     Code = "UNAVAILABLE"
+	Internal        Code = "INTERNAL"
+)
+
+// Status is the HTTP status a code answers with.
+func (c Code) Status() int {
+	switch c {
+	case BadRequest, BadFilter:
+		return http.StatusBadRequest
+	case Unauthenticated:
+		return http.StatusUnauthorized
+	case Forbidden:
+		return http.StatusForbidden
+	case NotFound, UnknownType, UnknownDomain:
+		return http.StatusNotFound
+	case Referenced, Conflict:
+		return http.StatusConflict
+	case TooLarge:
+		return http.StatusRequestEntityTooLarge
+	case RateLimited:
+		return http.StatusTooManyRequests
+	case Unavailable:
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// Error is an error meant for a client: its Message is shown as is.
+type Error struct {
+	Code    Code
+	Message string
+	// Err is the cause, kept for logs and errors.Is; never shown.
+	Err error
+}
+
+func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.Err }
+
+// New returns an *Error with a formatted message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an *Error with a message for the client and err as the
+// hidden cause.
+func Wrap(code Code, err error, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Err: err}
+}
+
+// As returns the coded error in err's chain, or an INTERNAL one with a
+// generic message when there is none.
+func As(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: Internal, Message: "internal error", Err: err}
+}
+
+// Item is one entry of the errors envelope.
+type Item struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path,omitempty"`
+	Extensions map[string]any `json:"extensions,omitempty"`
+}
+
+// Envelope is the body of a failed request.
+type Envelope struct {
+	Data   any    `json:"data,omitempty"`
+	Errors []Item `json:"errors"`
+}
+
+// Body returns the envelope for err and the status it answers with.
+func Body(err error) (int, Envelope) {
+	e := As(err)
+	return e.Code.Status(), Envelope{Errors: []Item{{
+		Message:    e.Message,
+		Extensions: map[string]any{"code": string(e.Code)},
+	}}}
+}

@@ -1,0 +1,50 @@
+package arcql
+
+// Limits bound what Parse accepts, so that no query can make a store do
+// unbounded work. Over a limit Parse returns an *Error naming it. A zero (or
+// negative) field means the default for that limit.
+type Limits struct {
+	// MaxBytes is the longest query text, in bytes.
+	MaxBytes int
+	// MaxDepth is the deepest nesting of parentheses and NOTs.
+	MaxDepth int
+	// MaxComparisons is the most comparisons (including EXIST and IN).
+	MaxComparisons int
+	// MaxStringBytes is the longest string literal, in bytes once decoded.
+	MaxStringBytes int
+	// MaxWildcards is the most '*' in one wildcard pattern.
+	MaxWildcards int
+}
+
+// DefaultLimits are the limits of ARCQL.md: 4 KiB of text, 32 levels of
+// nesting, 100 comparisons, 1 KiB strings and 10 '*' per pattern.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxBytes:       4096,
+		MaxDepth:       32,
+		MaxComparisons: 100,
+		MaxStringBytes: 1024,
+		MaxWildcards:   10,
+	}
+}
+
+// withDefaults fills the zero fields of l from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = d.MaxBytes
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = d.MaxDepth
+	}
+	if l.MaxComparisons <= 0 {
+		l.MaxComparisons = d.MaxComparisons
+	}
+	if l.MaxStringBytes <= 0 {
+		l.MaxStringBytes = d.MaxStringBytes
+	}
+	if l.MaxWildcards <= 0 {
+		l.MaxWildcards = d.MaxWildcards
+	}
+	return l
+}

@@ -1,0 +1,202 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/corehq/core/store/arcql"
+)
+
+// Sentinel errors. Drivers translate their native errors into these (wrapped
+// with %w where extra context helps); callers branch with errors.Is.
+var (
+	// ErrNotFound: the record or document does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrRequired: a record would be created without a field its type requires.
+	// Returned wrapped in *FieldError.
+	ErrRequired = errors.New("store: required field missing")
+	// ErrUnique: a write would give two records of one type in one instance
+	// the same value of a @unique field. Returned wrapped in *FieldError.
+	ErrUnique = errors.New("store: unique value already taken")
+	// ErrTooMany: a query would read more than the store's bound allows (for
+	// example a reference hop whose sub-query matches too many records).
+	ErrTooMany = errors.New("store: too many records")
+	// ErrUnavailable: the backing database cannot be reached right now.
+	ErrUnavailable = errors.New("store: unavailable")
+)
+
+// FieldError names the type, field and (for ErrUnique) the value of a
+// violated field rule. Err is ErrRequired or ErrUnique.
+type FieldError struct {
+	Err   error
+	Type  string
+	Field string
+	Value any
+}
+
+func (e *FieldError) Error() string {
+	if errors.Is(e.Err, ErrUnique) {
+		return fmt.Sprintf("%s.%s: value %v is already taken", e.Type, e.Field, e.Value)
+	}
+	return fmt.Sprintf("%s.%s is required", e.Type, e.Field)
+}
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Record is one stored record of an instance. Fields holds the type's own
+// fields by name with JSON-shaped values: string, float64 or int64, bool,
+// nil, []any, map[string]any (Json and embedded objects); a reference holds
+// the referenced id as a string, a list reference a []any of id strings.
+// A field absent from Fields has never been set.
+type Record struct {
+	Type      string
+	ID        string
+	Created   time.Time
+	Updated   time.Time
+	Trashed   *time.Time
+	CreatedBy string
+	Impl      string
+	Fields    map[string]any
+}
+
+// Value returns the value at a path of the record: "core.id" and the other
+// "core." names reach metadata, anything else a field. It lets arcql
+// evaluate filters against a record.
+func (r *Record) Value(name string) (any, bool) {
+	switch name {
+	case "core.id":
+		return r.ID, true
+	case "core.created":
+		return r.Created, true
+	case "core.updated":
+		return r.Updated, true
+	case "core.trashed":
+		if r.Trashed == nil {
+			return nil, false
+		}
+		return *r.Trashed, true
+	case "core.createdBy":
+		return r.CreatedBy, r.CreatedBy != ""
+	case "core.impl":
+		return r.Impl, r.Impl != ""
+	}
+	v, ok := r.Fields[name]
+	return v, ok
+}
+
+// TypeSpec tells a store what it must maintain for one record type of an
+// instance: unique fields, declared index sets and reference fields (which
+// are indexed so that reverse lookups do not scan).
+type TypeSpec struct {
+	Name    string
+	Unique  []string
+	Indices [][]string
+	Refs    []string
+}
+
+// OpKind is what a write operation does.
+type OpKind int
+
+const (
+	// OpUpsert creates the record or merges Set into it: every key of Set is
+	// written (a nil value clears the field), other fields keep their values.
+	OpUpsert OpKind = iota
+	// OpDelete removes the record; deleting a missing record is not an error.
+	OpDelete
+	// OpTrash sets core.trashed to Op.Now unless it is already set.
+	OpTrash
+	// OpUntrash clears core.trashed.
+	OpUntrash
+	// OpAddRef appends RefID to the list field Field unless present.
+	OpAddRef
+	// OpRemoveRef removes every occurrence of RefID from the list field Field.
+	OpRemoveRef
+)
+
+// Op is one write. Now is the time the service assigns; stores do not read
+// the clock.
+type Op struct {
+	Kind      OpKind
+	Type      string
+	ID        string
+	Set       map[string]any
+	Now       time.Time
+	CreatedBy string   // for OpUpsert: the creator when the record is new
+	Impl      string   // for OpUpsert: core.impl when supplied
+	Required  []string // for OpUpsert: fields that must be non-null after a create
+	Field     string   // for OpAddRef / OpRemoveRef
+	RefID     string   // for OpAddRef / OpRemoveRef
+}
+
+// OpResult reports what one Op did.
+type OpResult struct {
+	// Created is true when an OpUpsert inserted a new record.
+	Created bool
+	// Changed is true when the op found its record (or created it) and
+	// applied; false for a delete, trash or ref change of a missing record.
+	Changed bool
+	Record  *Record // the record after an OpUpsert
+}
+
+// Query selects records of one type of an instance.
+type Query struct {
+	Type string
+	// Filter is a bound arcql expression; nil matches every record.
+	Filter arcql.Expr
+	// Sort keys apply in order; ties always break by id ascending.
+	Sort []arcql.SortKey
+	// IncludeTrashed returns trashed records too.
+	IncludeTrashed bool
+	// After returns only records strictly after the record with this id in
+	// the query's order; Before only records strictly before it. A cursor
+	// naming no record (or one that does not match) is ErrNotFound.
+	After, Before string
+	// Backward returns the records nearest the end (or nearest Before), still
+	// in the query's order: the last Limit records rather than the first.
+	Backward bool
+	// Skip leaves out this many records (from the start, or from the end
+	// when Backward) before Limit applies.
+	Skip int
+	// Limit is the most records to return; 0 means no limit.
+	Limit int
+}
+
+// Store keeps the records of every instance and the service's own documents.
+// Every method is safe for concurrent use. inst is the instance id: records
+// of one instance are never visible through another.
+type Store interface {
+	// Declare tells the store the record types of an instance's schema. The
+	// store builds indexes it lacks. It is called when an instance starts to
+	// serve and whenever it moves to another release.
+	Declare(ctx context.Context, inst string, types []TypeSpec) error
+
+	// Get returns one record, trashed or not; ErrNotFound when absent.
+	Get(ctx context.Context, inst, typ, id string) (*Record, error)
+	// GetMany returns the records among ids that exist, keyed by id, in one
+	// batched read. Missing ids are simply absent from the map.
+	GetMany(ctx context.Context, inst, typ string, ids []string) (map[string]*Record, error)
+	// Find returns the records a query selects, in the query's order.
+	Find(ctx context.Context, inst string, q *Query) ([]*Record, error)
+	// Write applies ops in order. On the embedded store they apply
+	// atomically; when one fails (ErrUnique, ErrRequired, …) none applies.
+	Write(ctx context.Context, inst string, ops []Op) ([]OpResult, error)
+	// DropInstance removes every record of an instance.
+	DropInstance(ctx context.Context, inst string) error
+
+	// PutDoc stores a service document (apps, releases, instances, …) of a
+	// kind under a key, replacing any previous one.
+	PutDoc(ctx context.Context, kind, key string, doc []byte) error
+	// GetDoc returns a document; ErrNotFound when absent.
+	GetDoc(ctx context.Context, kind, key string) ([]byte, error)
+	// ListDocs returns every document of a kind keyed by key.
+	ListDocs(ctx context.Context, kind string) (map[string][]byte, error)
+	// DeleteDoc removes a document; deleting a missing one is not an error.
+	DeleteDoc(ctx context.Context, kind, key string) error
+
+	// Ping reports whether the store can serve (for /readyz).
+	Ping(ctx context.Context) error
+	// Close releases the store's resources.
+	Close() error
+}
