@@ -1,0 +1,112 @@
+package bolt
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/corehq/core/store"
+)
+
+const benchN = 10000
+
+// benchBooks opens a store of 10,000 books: an indexed price uniform in
+// [0, 100), an indexed unique isbn, an unindexed title. (With b.Loop the
+// benchmark function, and so this set-up, runs once.)
+func benchBooks(b *testing.B) *Store {
+	b.Helper()
+	s, err := Open(filepath.Join(b.TempDir(), "bench.db"), DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	spec := store.TypeSpec{Name: "Book", Indices: [][]string{{"price"}}, Unique: []string{"isbn"}}
+	if err := s.Declare(ctx, "bench", []store.TypeSpec{spec}); err != nil {
+		b.Fatal(err)
+	}
+	rnd := rand.New(rand.NewPCG(5, 6))
+	var ops []store.Op
+	for i := range benchN {
+		ops = append(ops, store.Op{Kind: store.OpUpsert, Type: "Book", ID: itemID(i), Now: base, Set: map[string]any{
+			"isbn":     fmt.Sprintf("isbn-%05d", i),
+			"title":    fmt.Sprintf("Title %d", i),
+			"authorid": int64(i % 97),
+			"price":    float64(rnd.IntN(10000)) / 100,
+		}})
+		if len(ops) == 1000 {
+			if _, err := s.Write(ctx, "bench", ops); err != nil {
+				b.Fatal(err)
+			}
+			ops = ops[:0]
+		}
+	}
+	return s
+}
+
+func benchFind(b *testing.B, text string, limit, want int) {
+	s := benchBooks(b)
+	pq := itemQuery(b, "bench", text) // Book's fields bind like Item's
+	q := &store.Query{Type: "Book", Filter: pq.Filter, Sort: pq.Sort, Limit: limit}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		recs, err := s.Find(ctx, "bench", q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(recs) != want {
+			b.Fatalf("%d records, want %d", len(recs), want)
+		}
+	}
+}
+
+func BenchmarkGet(b *testing.B) {
+	s := benchBooks(b)
+	ctx := context.Background()
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Get(ctx, "bench", "Book", itemID(i%benchN)); err != nil {
+			b.Fatal(err)
+		}
+		i += 7919
+	}
+}
+
+func BenchmarkFindIndexedEquality(b *testing.B) {
+	benchFind(b, "isbn = 'isbn-04242'", 0, 1)
+}
+
+func BenchmarkFindUnindexedEquality(b *testing.B) {
+	benchFind(b, "title = 'Title 4242'", 0, 1)
+}
+
+func BenchmarkFindFirst25PriceOver50(b *testing.B) {
+	benchFind(b, "price > 50", 25, 25)
+}
+
+func BenchmarkFindFirst25PriceOver50SortedDesc(b *testing.B) {
+	benchFind(b, "price > 50 SORT price DESC", 25, 25)
+}
+
+func BenchmarkFindFirst25PriceOver99(b *testing.B) {
+	benchFind(b, "price > 99", 25, 25)
+}
+
+func BenchmarkUpsertMerge(b *testing.B) {
+	s := benchBooks(b)
+	ctx := context.Background()
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		op := store.Op{Kind: store.OpUpsert, Type: "Book", ID: itemID(i % benchN), Now: base,
+			Set: map[string]any{"price": float64(i%10000) / 100}}
+		if _, err := s.Write(ctx, "bench", []store.Op{op}); err != nil {
+			b.Fatal(err)
+		}
+		i += 7919
+	}
+}

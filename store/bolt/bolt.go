@@ -1,0 +1,228 @@
+package bolt
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/corehq/core/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// Config configures a Store.
+type Config struct {
+	// HopLimit bounds the sub-query of each reference hop in a filter
+	// (store.ResolveHops): a hop matching more target records fails with
+	// store.ErrTooMany.
+	HopLimit int
+	// OpenTimeout is how long Open waits for the file lock that another
+	// process may hold. Zero waits forever.
+	OpenTimeout time.Duration
+	// NoSync skips the fsync after each commit: much faster writes, but a
+	// crash of the machine may lose the last ones. For tests and bulk loads.
+	NoSync bool
+	// BatchDelay and BatchSize bound how long a Write waits for other
+	// concurrent Writes to share its transaction (bbolt's DB.Batch), and how
+	// many it combines. A Write with no other Write in flight does not wait.
+	BatchDelay time.Duration
+	BatchSize  int
+	// FileMode is the mode of a newly created file.
+	FileMode os.FileMode
+}
+
+// DefaultConfig returns the configuration for a data directory: 10,000
+// records per hop, a 5 s lock wait, synced commits, batches of up to 1,000
+// writes gathered for at most 2 ms, and a file only its owner can read.
+func DefaultConfig() Config {
+	return Config{
+		HopLimit:    10000,
+		OpenTimeout: 5 * time.Second,
+		BatchDelay:  2 * time.Millisecond,
+		BatchSize:   1000,
+		FileMode:    0o600,
+	}
+}
+
+// Store is the embedded store: one bbolt file. See doc.go for the layout.
+// It is safe for concurrent use.
+type Store struct {
+	db  *bbolt.DB
+	cfg Config
+
+	// writers counts Writes in flight; a Write alone uses db.Update, one
+	// among others db.Batch.
+	writers atomic.Int32
+
+	// states caches each instance's declared types and indexes, validated
+	// against the instance's generation number in every transaction.
+	mu     sync.RWMutex
+	states map[string]*instState
+}
+
+// Bucket and key names of the layout (doc.go).
+var (
+	bucketMeta  = []byte("meta")
+	bucketDocs  = []byte("docs")
+	bucketInst  = []byte("inst")
+	bucketSpec  = []byte("spec")
+	bucketRec   = []byte("rec")
+	bucketIdx   = []byte("idx")
+	bucketCount = []byte("count")
+	keyVersion  = []byte("version")
+	keyGen      = []byte("gen")
+)
+
+// layoutVersion is the on-disk layout this code reads and writes.
+const layoutVersion = 1
+
+// Open opens or creates the store file at path.
+func Open(path string, cfg Config) (*Store, error) {
+	if cfg.HopLimit <= 0 {
+		cfg.HopLimit = DefaultConfig().HopLimit
+	}
+	if cfg.FileMode == 0 {
+		cfg.FileMode = DefaultConfig().FileMode
+	}
+	db, err := bbolt.Open(path, cfg.FileMode, &bbolt.Options{
+		Timeout: cfg.OpenTimeout,
+		// The freelist is rebuilt on open instead of written on every
+		// commit, and kept as a map: both make writes cheaper on large files.
+		NoFreelistSync: true,
+		FreelistType:   bbolt.FreelistMapType,
+	})
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, fmt.Errorf("bolt: open %s: file locked by another process: %w", path, store.ErrUnavailable)
+		}
+		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
+	}
+	db.NoSync = cfg.NoSync
+	if cfg.BatchDelay > 0 {
+		db.MaxBatchDelay = cfg.BatchDelay
+	}
+	if cfg.BatchSize > 0 {
+		db.MaxBatchSize = cfg.BatchSize
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		if v := meta.Get(keyVersion); v != nil {
+			if got := binary.BigEndian.Uint64(v); got != layoutVersion {
+				return fmt.Errorf("bolt: %s has layout version %d, this build reads %d", path, got, layoutVersion)
+			}
+		} else if err := meta.Put(keyVersion, u64(layoutVersion)); err != nil {
+			return err
+		}
+		for _, b := range [][]byte{bucketDocs, bucketInst} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
+	}
+	return &Store{db: db, cfg: cfg, states: make(map[string]*instState)}, nil
+}
+
+// Ping reports whether the file is open.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.view(func(tx *bbolt.Tx) error { return nil })
+}
+
+// Close closes the file. Calls after Close fail with store.ErrUnavailable.
+func (s *Store) Close() error {
+	return s.db.Close()
+}
+
+// view runs fn in a read transaction, translating bbolt's errors.
+func (s *Store) view(fn func(*bbolt.Tx) error) error {
+	return translate(s.db.View(fn))
+}
+
+// update runs fn in a write transaction: db.Update when no other write is
+// in flight, else db.Batch so that concurrent writes share one commit. fn
+// may run more than once under Batch and must be idempotent.
+func (s *Store) update(fn func(*bbolt.Tx) error) error {
+	n := s.writers.Add(1)
+	defer s.writers.Add(-1)
+	if n == 1 {
+		return translate(s.db.Update(fn))
+	}
+	return translate(s.db.Batch(fn))
+}
+
+// translate turns bbolt's errors into store errors.
+func translate(err error) error {
+	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) || errors.Is(err, bolterrors.ErrTxClosed) {
+		return fmt.Errorf("bolt: %w", store.ErrUnavailable)
+	}
+	return err
+}
+
+func u64(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
+
+func getU64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+// instBucket is the bucket of an instance, or nil.
+func instBucket(tx *bbolt.Tx, inst string) *bbolt.Bucket {
+	return tx.Bucket(bucketInst).Bucket([]byte(inst))
+}
+
+// recBucket is the bucket of the records of one type, or nil.
+func recBucket(ib *bbolt.Bucket, typ string) *bbolt.Bucket {
+	if ib == nil {
+		return nil
+	}
+	rb := ib.Bucket(bucketRec)
+	if rb == nil {
+		return nil
+	}
+	return rb.Bucket([]byte(typ))
+}
+
+// idxBucket is the bucket of one index of a type, or nil.
+func idxBucket(ib *bbolt.Bucket, typ, name string) *bbolt.Bucket {
+	if ib == nil {
+		return nil
+	}
+	xb := ib.Bucket(bucketIdx)
+	if xb == nil {
+		return nil
+	}
+	tb := xb.Bucket([]byte(typ))
+	if tb == nil {
+		return nil
+	}
+	return tb.Bucket([]byte(name))
+}
+
+// checkInst rejects an empty instance id: it would be a bucket name bbolt
+// refuses, and is a caller's bug.
+func checkInst(inst string) error {
+	if inst == "" {
+		return errors.New("bolt: empty instance id")
+	}
+	return nil
+}

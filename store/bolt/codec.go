@@ -1,0 +1,425 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/corehq/core/store"
+)
+
+// The record encoding. It lives in this one file so that it can be swapped.
+//
+// A record value is:
+//
+//	version   byte (codecVersion)
+//	created   time
+//	updated   time
+//	trashed   byte 0 or 1, then a time when 1
+//	createdBy string
+//	impl      string
+//	fields    uvarint count, then count × (name string, value)
+//
+// where time is a zig-zag varint of Unix seconds then a uvarint of
+// nanoseconds, string is a uvarint length then the bytes, and value is a tag
+// byte followed by its payload:
+//
+//	tagNil, tagFalse, tagTrue   no payload
+//	tagInt                      zig-zag varint (int64)
+//	tagFloat                    8 bytes, IEEE 754 bits, little-endian
+//	tagString                   string
+//	tagList                     uvarint count, then the values
+//	tagObject                   uvarint count, then (name string, value) pairs
+//
+// Type and id are not stored: they are the record's bucket and key.
+//
+// JSON would do, but it does not round-trip the value types of
+// store.Record: a float64 3.0 would come back as an integer, an int64 beyond
+// 2^53 would lose digits. This encoding keeps int64 and float64 apart, is
+// about half the size and decodes without reflection.
+const codecVersion = 1
+
+const (
+	tagNil byte = iota
+	tagFalse
+	tagTrue
+	tagInt
+	tagFloat
+	tagString
+	tagList
+	tagObject
+)
+
+// maxDepth bounds the nesting of lists and objects in a value, so that
+// neither encoding nor decoding can recurse without bound.
+const maxDepth = 64
+
+var errCorrupt = errors.New("bolt: corrupt record encoding")
+
+// encodeRecord appends the encoding of r to buf. r's field values must be
+// normalized (see normalizeValue).
+func encodeRecord(buf []byte, r *store.Record) []byte {
+	buf = append(buf, codecVersion)
+	buf = appendTime(buf, r.Created)
+	buf = appendTime(buf, r.Updated)
+	if r.Trashed != nil {
+		buf = append(buf, 1)
+		buf = appendTime(buf, *r.Trashed)
+	} else {
+		buf = append(buf, 0)
+	}
+	buf = appendString(buf, r.CreatedBy)
+	buf = appendString(buf, r.Impl)
+	buf = binary.AppendUvarint(buf, uint64(len(r.Fields)))
+	for k, v := range r.Fields {
+		buf = appendString(buf, k)
+		buf = appendValue(buf, v)
+	}
+	return buf
+}
+
+func appendTime(buf []byte, t time.Time) []byte {
+	buf = binary.AppendVarint(buf, t.Unix())
+	return binary.AppendUvarint(buf, uint64(t.Nanosecond()))
+}
+
+func appendString(buf []byte, s string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(s)))
+	return append(buf, s...)
+}
+
+// appendValue encodes a normalized value. Anything else is a programming
+// error caught by normalizeValue before a write; it encodes as nil.
+func appendValue(buf []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(buf, tagNil)
+	case bool:
+		if v {
+			return append(buf, tagTrue)
+		}
+		return append(buf, tagFalse)
+	case int64:
+		return binary.AppendVarint(append(buf, tagInt), v)
+	case float64:
+		return binary.LittleEndian.AppendUint64(append(buf, tagFloat), math.Float64bits(v))
+	case string:
+		return appendString(append(buf, tagString), v)
+	case []any:
+		buf = binary.AppendUvarint(append(buf, tagList), uint64(len(v)))
+		for _, e := range v {
+			buf = appendValue(buf, e)
+		}
+		return buf
+	case map[string]any:
+		buf = binary.AppendUvarint(append(buf, tagObject), uint64(len(v)))
+		for k, e := range v {
+			buf = appendString(buf, k)
+			buf = appendValue(buf, e)
+		}
+		return buf
+	}
+	return append(buf, tagNil)
+}
+
+// decoder reads an encoding; the first error sticks.
+type decoder struct {
+	b     []byte
+	err   error
+	names names
+}
+
+// names interns field names while a query decodes many records of one
+// type, so that each name is allocated once rather than once per record.
+type names map[string]string
+
+func (n names) intern(b []byte) string {
+	if s, ok := n[string(b)]; ok { // no allocation for the lookup
+		return s
+	}
+	s := string(b)
+	if len(n) < 1024 {
+		n[s] = s
+	}
+	return s
+}
+
+// decodeRecord decodes a record stored under id in the bucket of typ. It
+// copies everything it keeps: b may be bbolt memory, valid only during its
+// transaction.
+func decodeRecord(typ, id string, b []byte) (*store.Record, error) {
+	return decodeRecordNames(typ, id, b, nil)
+}
+
+// decodeRecordNames is decodeRecord with field names interned in nm (nil:
+// not interned).
+func decodeRecordNames(typ, id string, b []byte, nm names) (*store.Record, error) {
+	d := decoder{b: b, names: nm}
+	if v := d.byte(); v != codecVersion && d.err == nil {
+		return nil, fmt.Errorf("bolt: record %s/%s: unknown encoding version %d", typ, id, v)
+	}
+	r := &store.Record{Type: typ, ID: id}
+	r.Created = d.time()
+	r.Updated = d.time()
+	if d.byte() == 1 {
+		t := d.time()
+		r.Trashed = &t
+	}
+	r.CreatedBy = d.string()
+	r.Impl = d.string()
+	n := d.count()
+	r.Fields = make(map[string]any, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		k := d.name()
+		r.Fields[k] = d.value(0)
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errCorrupt
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("bolt: record %s/%s: %w", typ, id, d.err)
+	}
+	return r, nil
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = errCorrupt
+	}
+	d.b = nil
+}
+
+func (d *decoder) byte() byte {
+	if len(d.b) == 0 {
+		d.fail()
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a length and checks it against the bytes left (every element
+// takes at least one byte), so that a corrupt count cannot allocate much.
+func (d *decoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) string() string {
+	n := d.count()
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+// name reads a field name, interned when the decoder has names.
+func (d *decoder) name() string {
+	if d.names == nil {
+		return d.string()
+	}
+	n := d.count()
+	s := d.names.intern(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) time() time.Time {
+	sec := d.varint()
+	nsec := d.uvarint()
+	if nsec >= 1e9 {
+		d.fail()
+		return time.Time{}
+	}
+	return time.Unix(sec, int64(nsec)).UTC()
+}
+
+func (d *decoder) value(depth int) any {
+	if depth > maxDepth {
+		d.fail()
+		return nil
+	}
+	switch d.byte() {
+	case tagNil:
+		return nil
+	case tagFalse:
+		return false
+	case tagTrue:
+		return true
+	case tagInt:
+		return d.varint()
+	case tagFloat:
+		if len(d.b) < 8 {
+			d.fail()
+			return nil
+		}
+		f := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+		d.b = d.b[8:]
+		return f
+	case tagString:
+		return d.string()
+	case tagList:
+		n := d.count()
+		l := make([]any, n)
+		for i := range l {
+			l[i] = d.value(depth + 1)
+		}
+		return l
+	case tagObject:
+		n := d.count()
+		m := make(map[string]any, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			k := d.name()
+			m[k] = d.value(depth + 1)
+		}
+		return m
+	}
+	d.fail()
+	return nil
+}
+
+// normalizeValue returns a deep copy of v in the value types of
+// store.Record (string, int64, float64, bool, nil, []any, map[string]any),
+// converting the other Go types a caller may reasonably hand over: other
+// integer and float types, json.Number, []string, []map[string]any and
+// map[string]string. The copy means a caller changing its input afterwards
+// cannot change what was written. Other types are an error naming the field.
+func normalizeValue(field string, v any) (any, error) {
+	return normalize(field, v, 0)
+}
+
+func normalize(field string, v any, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("bolt: field %s: value nested deeper than %d levels", field, maxDepth)
+	}
+	switch v := v.(type) {
+	case nil, bool, int64, float64, string:
+		return v, nil
+	case int:
+		return int64(v), nil
+	case int8:
+		return int64(v), nil
+	case int16:
+		return int64(v), nil
+	case int32:
+		return int64(v), nil
+	case uint8:
+		return int64(v), nil
+	case uint16:
+		return int64(v), nil
+	case uint32:
+		return int64(v), nil
+	case uint:
+		if uint64(v) > math.MaxInt64 {
+			return float64(v), nil
+		}
+		return int64(v), nil
+	case uint64:
+		if v > math.MaxInt64 {
+			return float64(v), nil
+		}
+		return int64(v), nil
+	case float32:
+		return float64(v), nil
+	case json.Number:
+		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			return i, nil
+		}
+		f, err := v.Float64()
+		if err != nil {
+			return nil, fmt.Errorf("bolt: field %s: %w", field, err)
+		}
+		return f, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			n, err := normalize(field, e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = n
+		}
+		return out, nil
+	case []string:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = e
+		}
+		return out, nil
+	case []map[string]any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			n, err := normalize(field, e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = n
+		}
+		return out, nil
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			n, err := normalize(field, e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = n
+		}
+		return out, nil
+	case map[string]string:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = e
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("bolt: field %s: unsupported value type %T", field, v)
+}
+
+// cloneValue deep-copies a normalized value, so that a record handed to a
+// caller shares nothing with one the store keeps using.
+func cloneValue(v any) any {
+	switch v := v.(type) {
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = cloneValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = cloneValue(e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,58 @@
+// Package bolt is the embedded store.Store: one bbolt file in the data
+// directory, no server. It passes the conformance suite of store/storetest
+// and applies every Write atomically.
+//
+// # Layout
+//
+// Bucket paths, then keys:
+//
+//	meta                      "version" → layout version; "gen" → the last
+//	                          generation number handed out by Declare
+//	docs/<kind>               <key> → document bytes
+//	inst/<instance>           "gen" → the instance's generation (its
+//	                          declared state changes exactly when this does)
+//	inst/<instance>/spec      <type> → JSON of the declared TypeSpec and its
+//	                          index definitions
+//	inst/<instance>/rec/<type>           <id> → encoded record (codec.go)
+//	inst/<instance>/idx/<type>/<index>   <entry key> → empty; 0x00 → flags
+//	inst/<instance>/count     <type> → record count, big-endian uint64
+//
+// The instance id is the first element of every record and index path, so
+// no key of one instance is reachable from another, and DropInstance is one
+// DeleteBucket. Ids are ULIDs, so a type's record bucket is in creation
+// order, which is the order of a query without SORT.
+//
+// # Indexes
+//
+// Each @indices set, each @unique field and each reference field of a
+// declared type is an index, named by its fields joined with ",". An entry
+// key is the order-preserving encoding of the record's values of those
+// fields followed by its id (keys.go): numbers as sortable float64 bytes,
+// strings escaped, booleans, timestamps and null as tags, ranked as
+// arcql.CompareValues ranks them. A list value gives one entry per element;
+// a missing, null or empty value the null entry, so that every record is in
+// every index of its type and an index scan can also serve sorting. Index
+// entries change in the same transaction as the record. A unique index
+// refuses a second record with the same non-null value (store.ErrUnique).
+//
+// Declare builds new indexes from the stored records and drops undeclared
+// ones; the declared state is cached in memory and checked against the
+// instance's generation number in each transaction, so a Declare is seen by
+// the next transaction of every goroutine.
+//
+// # Queries
+//
+// Find resolves reference hops with bounded sub-queries (store.ResolveHops),
+// then plans: direct gets for core.id, an index for equality, IN, ranges and
+// prefixes, an index walk for the first SORT key, or a scan of the type's
+// bucket that stops at Limit (plan.go). Every candidate is checked with
+// arcql.Match, so plans only ever narrow the records read, never the
+// meaning; trashed records are skipped unless asked for.
+//
+// # Writes
+//
+// bbolt allows one writer at a time. A Write alone runs in its own
+// transaction; Writes that arrive while others are in flight share one
+// (bbolt's Batch), and a Write that fails is retried alone, so one bad
+// Write never fails another.
+package bolt

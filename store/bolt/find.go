@@ -1,0 +1,553 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/arcql"
+)
+
+// Find returns the records a query selects, in the query's order. Reference
+// hops in the filter are resolved first (store.ResolveHops, bounded by
+// Config.HopLimit); the rest runs in one read transaction, planned as
+// described in plan.go.
+func (s *Store) Find(ctx context.Context, inst string, q *store.Query) ([]*store.Record, error) {
+	recs, _, err := s.find(ctx, inst, q)
+	return recs, err
+}
+
+// find is Find that also reports the plan it ran (for tests).
+func (s *Store) find(ctx context.Context, inst string, q *store.Query) ([]*store.Record, planInfo, error) {
+	var info planInfo
+	if err := ctx.Err(); err != nil {
+		return nil, info, err
+	}
+	if q == nil || q.Type == "" {
+		return nil, info, errors.New("bolt: query without a type")
+	}
+	if q.Skip < 0 || q.Limit < 0 {
+		return nil, info, errors.New("bolt: negative skip or limit")
+	}
+	filter, err := store.ResolveHops(ctx, s, inst, q.Filter, s.cfg.HopLimit)
+	if err != nil {
+		return nil, info, err
+	}
+	var out []*store.Record
+	err = s.view(func(tx *bbolt.Tx) error {
+		st, err := s.state(tx, inst)
+		if err != nil {
+			return err
+		}
+		ib := instBucket(tx, inst)
+		e := &exec{
+			ctx:    ctx,
+			q:      q,
+			filter: filter,
+			ib:     ib,
+			rb:     recBucket(ib, q.Type),
+			ts:     st.types[q.Type],
+			info:   &info,
+		}
+		if err := e.cursors(); err != nil {
+			return err
+		}
+		if e.rb == nil {
+			return nil
+		}
+		out, err = e.run()
+		return err
+	})
+	if err != nil {
+		return nil, info, err
+	}
+	if out == nil {
+		out = []*store.Record{}
+	}
+	return out, info, nil
+}
+
+// exec runs one query in a read transaction.
+type exec struct {
+	ctx    context.Context
+	q      *store.Query
+	filter arcql.Expr
+	ib, rb *bbolt.Bucket
+	ts     *typeState
+	info   *planInfo
+
+	after, before *store.Record // the cursor records
+	// backward: the sources run from the end of the query's order.
+	backward bool
+	// sort is the query's sort without its redundant keys: nothing after a
+	// core.id key (ids are unique), and nothing at all when that is the
+	// first key, which is then the id order itself (idDesc when descending).
+	sort    []arcql.SortKey
+	idDesc  bool
+	skipped int
+	out     []*store.Record
+	steps   int
+	names   names
+}
+
+// decode decodes a record of the query's type, interning field names.
+func (e *exec) decode(id string, v []byte) (*store.Record, error) {
+	if e.names == nil {
+		e.names = names{}
+	}
+	return decodeRecordNames(e.q.Type, id, v, e.names)
+}
+
+// cursors loads the After and Before records, which must exist and match.
+func (e *exec) cursors() error {
+	e.backward = e.q.Backward
+	e.sort = e.q.Sort
+	for i, k := range e.q.Sort {
+		if pathName(k.Path) != "core.id" {
+			continue
+		}
+		if i == 0 {
+			e.sort, e.idDesc = nil, k.Desc
+		} else {
+			e.sort = e.q.Sort[:i+1]
+		}
+		break
+	}
+	var err error
+	if e.q.After != "" {
+		if e.after, err = e.cursor(e.q.After); err != nil {
+			return err
+		}
+	}
+	if e.q.Before != "" {
+		if e.before, err = e.cursor(e.q.Before); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *exec) cursor(id string) (*store.Record, error) {
+	if e.rb != nil {
+		if v := e.rb.Get([]byte(id)); v != nil {
+			r, err := e.decode(id, v)
+			if err != nil {
+				return nil, err
+			}
+			if e.selects(r) {
+				return r, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("bolt: cursor %s %s: %w", e.q.Type, id, store.ErrNotFound)
+}
+
+// selects reports whether the query selects r, cursors aside.
+func (e *exec) selects(r *store.Record) bool {
+	if r.Trashed != nil && !e.q.IncludeTrashed {
+		return false
+	}
+	return arcql.Match(e.filter, r)
+}
+
+func (e *exec) run() ([]*store.Record, error) {
+	if isNever(e.filter) {
+		e.info.Kind = planNone
+		return nil, nil
+	}
+	p, err := e.choosePlan()
+	if err != nil {
+		return nil, err
+	}
+	e.info.Kind = p.kind
+	switch p.kind {
+	case planIDs:
+		if len(e.sort) == 0 {
+			return e.out, e.fromIDs(p.ids)
+		}
+		return e.out, e.sorted(func(visit func(*store.Record) error) error { return e.loadIDs(p.ids, visit) })
+	case planEqStream:
+		e.info.Index = p.cand.index.Name
+		return e.out, e.eqStream(p.cand)
+	case planCollect:
+		e.info.Index = p.cand.index.Name
+		if len(e.sort) == 0 {
+			return e.out, e.fromIDs(p.ids)
+		}
+		return e.out, e.sorted(func(visit func(*store.Record) error) error { return e.loadIDs(p.ids, visit) })
+	case planSortScan:
+		e.info.Index = p.sortIndex.Name
+		return e.out, e.sortScan(p)
+	case planScan:
+		return e.out, e.scan()
+	default: // planScanSort
+		return e.out, e.sorted(e.scanAll)
+	}
+}
+
+// errDone stops a source once the window is full or past its far cursor.
+var errDone = errors.New("done")
+
+// offer passes one record, produced in the order the sources run in (the
+// query's order, or its reverse when backward), through the filter, the
+// cursors, Skip and Limit. It returns errDone when nothing more can enter.
+func (e *exec) offer(r *store.Record) error {
+	e.steps++
+	if e.steps%256 == 0 {
+		if err := e.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if !e.selects(r) {
+		return nil
+	}
+	near, far := e.after, e.before
+	if e.backward {
+		near, far = far, near
+	}
+	if near != nil {
+		c := arcql.CompareSort(e.q.Sort, r, near)
+		if (!e.backward && c <= 0) || (e.backward && c >= 0) {
+			return nil // not yet past the near cursor
+		}
+	}
+	if far != nil {
+		c := arcql.CompareSort(e.q.Sort, r, far)
+		if (!e.backward && c >= 0) || (e.backward && c <= 0) {
+			return errDone // at or past the far cursor: so is all that follows
+		}
+	}
+	if e.skipped < e.q.Skip {
+		e.skipped++
+		return nil
+	}
+	e.out = append(e.out, r)
+	if e.q.Limit > 0 && len(e.out) >= e.q.Limit {
+		return errDone
+	}
+	return nil
+}
+
+// finish ends a source: errDone is success, and a backward run is put back
+// into the query's order.
+func (e *exec) finish(err error) error {
+	if err != nil && err != errDone {
+		return err
+	}
+	if e.backward {
+		slices.Reverse(e.out)
+	}
+	return nil
+}
+
+func (e *exec) load(id []byte) (*store.Record, error) {
+	v := e.rb.Get(id)
+	if v == nil {
+		return nil, nil
+	}
+	e.info.Loaded++
+	return e.decode(string(id), v)
+}
+
+// loadIDs visits the records of ids that exist, in the order given.
+func (e *exec) loadIDs(ids [][]byte, visit func(*store.Record) error) error {
+	for _, id := range ids {
+		r, err := e.load(id)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			continue
+		}
+		if err := visit(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkDown reports whether an id-ordered source walks ids downwards: a
+// backward query in ascending id order, or a forward one in descending.
+func (e *exec) walkDown() bool { return e.backward != e.idDesc }
+
+// near is the cursor a source starts from: After, or Before when backward.
+func (e *exec) near() *store.Record {
+	if e.backward {
+		return e.before
+	}
+	return e.after
+}
+
+// fromIDs offers the records of sorted ids in id order (no SORT).
+func (e *exec) fromIDs(ids [][]byte) error {
+	if e.walkDown() {
+		ids = slices.Clone(ids)
+		slices.Reverse(ids)
+	}
+	return e.finish(e.loadIDs(ids, e.offer))
+}
+
+// scan offers the type's records in id order (no SORT), starting at the
+// near cursor.
+func (e *exec) scan() error {
+	c := e.rb.Cursor()
+	down, near := e.walkDown(), e.near()
+	var k, v []byte
+	switch {
+	case !down && near != nil:
+		k, v = c.Seek([]byte(near.ID))
+	case !down:
+		k, v = c.First()
+	case near != nil:
+		if k, _ = c.Seek([]byte(near.ID)); k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+	default:
+		k, v = c.Last()
+	}
+	for k != nil {
+		e.info.Loaded++
+		r, err := e.decode(string(k), v)
+		if err != nil {
+			return err
+		}
+		if err := e.offer(r); err != nil {
+			return e.finish(err)
+		}
+		if down {
+			k, v = c.Prev()
+		} else {
+			k, v = c.Next()
+		}
+	}
+	return e.finish(nil)
+}
+
+// scanAll visits every record of the type.
+func (e *exec) scanAll(visit func(*store.Record) error) error {
+	c := e.rb.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		e.info.Loaded++
+		r, err := e.decode(string(k), v)
+		if err != nil {
+			return err
+		}
+		if err := visit(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sorted gathers the selected records of a source, sorts them by the
+// query's order and offers them.
+func (e *exec) sorted(source func(visit func(*store.Record) error) error) error {
+	var recs []*store.Record
+	n := 0
+	err := source(func(r *store.Record) error {
+		n++
+		if n%256 == 0 {
+			if err := e.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if e.selects(r) {
+			recs = append(recs, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(recs, func(a, b *store.Record) int { return arcql.CompareSort(e.q.Sort, a, b) })
+	if e.backward {
+		slices.Reverse(recs)
+	}
+	for _, r := range recs {
+		if err := e.offer(r); err != nil {
+			return e.finish(err)
+		}
+	}
+	return e.finish(nil)
+}
+
+// eqStream offers the records of a full-coverage equality in id order,
+// from the index entries that start with the value's prefix.
+func (e *exec) eqStream(cd *candidate) error {
+	p := cd.prefixes[0]
+	nf := len(cd.index.Fields)
+	c := cd.bucket.Cursor()
+	down, near := e.walkDown(), e.near()
+	var k []byte
+	switch {
+	case !down && near != nil:
+		k, _ = c.Seek(appendEscaped(bytes.Clone(p), near.ID))
+	case !down:
+		k, _ = c.Seek(p)
+	default:
+		end := prefixEnd(p)
+		if near != nil {
+			end = appendEscaped(bytes.Clone(p), near.ID)
+		}
+		if k = seekBefore(c, end); k == nil {
+			return e.finish(nil)
+		}
+	}
+	for ; k != nil && bytes.HasPrefix(k, p); k = step(c, down) {
+		e.info.Keys++
+		id, ok := entryID(k, nf)
+		if !ok {
+			return errCorruptKey(e.q.Type, cd.index)
+		}
+		r, err := e.load(id)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			continue
+		}
+		if err := e.offer(r); err != nil {
+			return e.finish(err)
+		}
+	}
+	return e.finish(nil)
+}
+
+// sortScan offers records in the order of the first sort key by walking its
+// index: forward for ascending, backward for descending (reversed again for
+// a backward query). Entries with equal values form a group whose records
+// are sorted by the whole query order (the remaining keys and the id)
+// before they are offered.
+func (e *exec) sortScan(p *plan) error {
+	desc := e.sort[0].Desc
+	reverse := desc != e.backward // walk the index from its end
+	field := p.sortIndex.Fields[0]
+	lo, hi := []byte(nil), []byte(nil)
+	if p.sortRange != nil {
+		lo, hi = p.sortRange.lo, p.sortRange.hi
+	}
+	// Start at the near cursor's group.
+	if near := e.near(); near != nil {
+		leaves, _ := fieldLeaves(near, field)
+		v := leaves[0]
+		if !reverse && bytes.Compare(v, lo) > 0 {
+			lo = v
+		}
+		if end := prefixEnd(v); reverse && (hi == nil || bytes.Compare(end, hi) < 0) {
+			hi = end
+		}
+	}
+	c := p.sortBucket.Cursor()
+	var k []byte
+	if reverse {
+		if hi == nil {
+			k, _ = c.Last()
+		} else {
+			k = seekBefore(c, hi)
+		}
+	} else {
+		if len(lo) == 0 {
+			lo = []byte{kNull} // skip the flags key
+		}
+		k, _ = c.Seek(lo)
+	}
+	inRange := func(k []byte) bool {
+		if k == nil || k[0] == metaKey[0] {
+			return false
+		}
+		if reverse {
+			return lo == nil || bytes.Compare(k, lo) >= 0
+		}
+		return hi == nil || bytes.Compare(k, hi) < 0
+	}
+
+	var group []*store.Record
+	var groupVal []byte
+	flush := func() error {
+		slices.SortFunc(group, func(a, b *store.Record) int { return arcql.CompareSort(e.q.Sort, a, b) })
+		if e.backward {
+			slices.Reverse(group)
+		}
+		for _, r := range group {
+			if err := e.offer(r); err != nil {
+				return err
+			}
+		}
+		group = group[:0]
+		return nil
+	}
+	for ; inRange(k); k = step(c, reverse) {
+		e.info.Keys++
+		val, ok1 := valuePart(k, 1)
+		id, ok2 := entryID(k, 1)
+		if !ok1 || !ok2 {
+			return errCorruptKey(e.q.Type, p.sortIndex)
+		}
+		if groupVal != nil && !bytes.Equal(val, groupVal) {
+			if err := flush(); err != nil {
+				return e.finish(err)
+			}
+		}
+		groupVal = append(groupVal[:0], val...)
+		r, err := e.load(id)
+		if err != nil {
+			return err
+		}
+		if r != nil && e.selects(r) {
+			group = append(group, r)
+		}
+	}
+	if err := flush(); err != nil {
+		return e.finish(err)
+	}
+	return e.finish(nil)
+}
+
+// isNever reports the filter that matches nothing (arcql.Never), which
+// Bind produces for a condition that cannot hold.
+func isNever(e arcql.Expr) bool {
+	n, ok := e.(*arcql.Not)
+	if !ok {
+		return false
+	}
+	_, all := n.X.(*arcql.All)
+	return all
+}
+
+// seekBefore positions c on the last key below end.
+func seekBefore(c *bbolt.Cursor, end []byte) []byte {
+	k, _ := c.Seek(end)
+	if k == nil {
+		k, _ = c.Last()
+		return k
+	}
+	k, _ = c.Prev()
+	return k
+}
+
+func step(c *bbolt.Cursor, backward bool) []byte {
+	var k []byte
+	if backward {
+		k, _ = c.Prev()
+	} else {
+		k, _ = c.Next()
+	}
+	return k
+}
+
+func errCorruptKey(typ string, x *indexDef) error {
+	return fmt.Errorf("bolt: index %s.%s: corrupt key", typ, x.Name)
+}
+
+// sortUnique sorts ids and drops duplicates, in place.
+func sortUnique(ids [][]byte) [][]byte {
+	slices.SortFunc(ids, bytes.Compare)
+	return slices.CompactFunc(ids, bytes.Equal)
+}

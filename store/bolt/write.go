@@ -1,0 +1,322 @@
+package bolt
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"maps"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/corehq/core/store"
+)
+
+// Write applies ops in one transaction: all of them or, when one fails,
+// none. Concurrent Writes may share a transaction (and its commit); a
+// failing Write is then retried alone, so it never takes others down.
+//
+// Decisions store.go leaves open, taken here:
+//   - An OpUpsert without an ID gets a new one (store.NewID).
+//   - A nil value in Set is stored as a present null ("explicitly cleared"),
+//     which arcql treats as missing.
+//   - Impl is taken on create only, like CreatedBy.
+//   - Changed is true whenever the op found its record, even when trash,
+//     untrash or a ref op had nothing to change (the record was already in
+//     the wanted state).
+//   - OpAddRef and OpRemoveRef set Updated to Op.Now when they change the
+//     list; trash and untrash leave Updated alone.
+//   - A ref op on a field holding something other than a list (or null)
+//     is an error.
+func (s *Store) Write(ctx context.Context, inst string, ops []store.Op) ([]store.OpResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkInst(inst); err != nil {
+		return nil, err
+	}
+	if len(ops) == 0 {
+		return []store.OpResult{}, nil
+	}
+	// Everything that must not differ between runs of the transaction
+	// function (bbolt's Batch may run it twice) is settled here: ids,
+	// normalized values.
+	prepared := make([]store.Op, len(ops))
+	for i, op := range ops {
+		if op.Type == "" {
+			return nil, fmt.Errorf("bolt: op %d: empty type", i)
+		}
+		switch op.Kind {
+		case store.OpUpsert:
+			if op.ID == "" {
+				op.ID = store.NewID()
+			}
+			set := make(map[string]any, len(op.Set))
+			for k, v := range op.Set {
+				n, err := normalizeValue(k, v)
+				if err != nil {
+					return nil, fmt.Errorf("bolt: op %d (%s): %w", i, op.Type, err)
+				}
+				set[k] = n
+			}
+			op.Set = set
+		case store.OpDelete, store.OpTrash, store.OpUntrash:
+			if op.ID == "" {
+				return nil, fmt.Errorf("bolt: op %d (%s): empty id", i, op.Type)
+			}
+		case store.OpAddRef, store.OpRemoveRef:
+			if op.ID == "" || op.Field == "" {
+				return nil, fmt.Errorf("bolt: op %d (%s): empty id or field", i, op.Type)
+			}
+		default:
+			return nil, fmt.Errorf("bolt: op %d: unknown kind %d", i, op.Kind)
+		}
+		prepared[i] = op
+	}
+
+	var results []store.OpResult
+	err := s.update(func(tx *bbolt.Tx) error {
+		results = make([]store.OpResult, len(prepared))
+		st, err := s.state(tx, inst)
+		if err != nil {
+			return err
+		}
+		ib, err := tx.Bucket(bucketInst).CreateBucketIfNotExists([]byte(inst))
+		if err != nil {
+			return err
+		}
+		w := writer{ib: ib, st: st}
+		for i := range prepared {
+			if results[i], err = w.apply(&prepared[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// writer applies ops to one instance inside a write transaction.
+type writer struct {
+	ib *bbolt.Bucket
+	st *instState
+}
+
+func (w *writer) apply(op *store.Op) (store.OpResult, error) {
+	rb, err := w.records(op.Type, op.Kind == store.OpUpsert)
+	if err != nil {
+		return store.OpResult{}, err
+	}
+	var old *store.Record
+	if rb != nil {
+		if v := rb.Get([]byte(op.ID)); v != nil {
+			if old, err = decodeRecord(op.Type, op.ID, v); err != nil {
+				return store.OpResult{}, err
+			}
+		}
+	}
+	if old == nil && op.Kind != store.OpUpsert {
+		return store.OpResult{}, nil
+	}
+
+	var res store.OpResult
+	var rec *store.Record
+	switch op.Kind {
+	case store.OpUpsert:
+		rec = upserted(old, op)
+		if old == nil {
+			for _, f := range op.Required {
+				if rec.Fields[f] == nil {
+					return store.OpResult{}, &store.FieldError{Err: store.ErrRequired, Type: op.Type, Field: f}
+				}
+			}
+			res.Created = true
+		}
+	case store.OpDelete:
+		if err := rb.Delete([]byte(op.ID)); err != nil {
+			return store.OpResult{}, err
+		}
+		if err := w.reindex(op.Type, old, nil); err != nil {
+			return store.OpResult{}, err
+		}
+		return store.OpResult{Changed: true}, w.count(op.Type, -1)
+	case store.OpTrash:
+		if old.Trashed != nil {
+			return store.OpResult{Changed: true}, nil
+		}
+		rec = shallowCopy(old)
+		now := op.Now.UTC()
+		rec.Trashed = &now
+	case store.OpUntrash:
+		if old.Trashed == nil {
+			return store.OpResult{Changed: true}, nil
+		}
+		rec = shallowCopy(old)
+		rec.Trashed = nil
+	case store.OpAddRef, store.OpRemoveRef:
+		list, ok := old.Fields[op.Field].([]any)
+		if !ok && old.Fields[op.Field] != nil {
+			return store.OpResult{}, fmt.Errorf("bolt: %s/%s: field %s is not a list", op.Type, op.ID, op.Field)
+		}
+		next, changed := editRefs(list, op)
+		if !changed {
+			return store.OpResult{Changed: true}, nil
+		}
+		rec = shallowCopy(old)
+		rec.Fields[op.Field] = next
+		rec.Updated = op.Now.UTC()
+	}
+
+	if err := rb.Put([]byte(op.ID), encodeRecord(nil, rec)); err != nil {
+		return store.OpResult{}, err
+	}
+	if err := w.reindex(op.Type, old, rec); err != nil {
+		return store.OpResult{}, err
+	}
+	if old == nil {
+		if err := w.count(op.Type, 1); err != nil {
+			return store.OpResult{}, err
+		}
+	}
+	res.Changed = true
+	if op.Kind == store.OpUpsert {
+		res.Record = copyRecord(rec)
+	}
+	return res, nil
+}
+
+// upserted is the record an OpUpsert leaves: Set merged into old (or a new
+// record), each key of Set replacing the field whole.
+func upserted(old *store.Record, op *store.Op) *store.Record {
+	var rec *store.Record
+	if old == nil {
+		rec = &store.Record{
+			Type:      op.Type,
+			ID:        op.ID,
+			Created:   op.Now.UTC(),
+			CreatedBy: op.CreatedBy,
+			Impl:      op.Impl,
+			Fields:    make(map[string]any, len(op.Set)),
+		}
+	} else {
+		rec = shallowCopy(old)
+	}
+	rec.Updated = op.Now.UTC()
+	for k, v := range op.Set {
+		// op.Set was normalized into fresh values for this Write, but the
+		// transaction function may run twice: copy again.
+		rec.Fields[k] = cloneValue(v)
+	}
+	return rec
+}
+
+// editRefs adds or removes op.RefID in list; changed reports a difference.
+func editRefs(list []any, op *store.Op) ([]any, bool) {
+	has := false
+	for _, v := range list {
+		if v == op.RefID {
+			has = true
+			break
+		}
+	}
+	if op.Kind == store.OpAddRef {
+		if has {
+			return list, false
+		}
+		next := make([]any, len(list), len(list)+1)
+		copy(next, list)
+		return append(next, op.RefID), true
+	}
+	if !has {
+		return list, false
+	}
+	next := make([]any, 0, len(list))
+	for _, v := range list {
+		if v != op.RefID {
+			next = append(next, v)
+		}
+	}
+	return next, true
+}
+
+// shallowCopy copies a record and its field map (not the values, which are
+// replaced, never mutated).
+func shallowCopy(r *store.Record) *store.Record {
+	c := *r
+	c.Fields = maps.Clone(r.Fields)
+	if c.Fields == nil {
+		c.Fields = map[string]any{}
+	}
+	return &c
+}
+
+// copyRecord deep-copies a record for a caller.
+func copyRecord(r *store.Record) *store.Record {
+	c := *r
+	if r.Trashed != nil {
+		t := *r.Trashed
+		c.Trashed = &t
+	}
+	c.Fields = make(map[string]any, len(r.Fields))
+	for k, v := range r.Fields {
+		c.Fields[k] = cloneValue(v)
+	}
+	return &c
+}
+
+// records returns the bucket of a type's records, creating it if asked.
+func (w *writer) records(typ string, create bool) (*bbolt.Bucket, error) {
+	if !create {
+		return recBucket(w.ib, typ), nil
+	}
+	rb, err := w.ib.CreateBucketIfNotExists(bucketRec)
+	if err != nil {
+		return nil, err
+	}
+	return rb.CreateBucketIfNotExists([]byte(typ))
+}
+
+// reindex moves a record's entries in every index of its type.
+func (w *writer) reindex(typ string, old, new *store.Record) error {
+	t := w.st.types[typ]
+	if t == nil {
+		return nil
+	}
+	for _, x := range t.Indexes {
+		b := idxBucket(w.ib, typ, x.Name)
+		if b == nil {
+			return fmt.Errorf("bolt: index %s.%s is declared but missing", typ, x.Name)
+		}
+		if err := updateIndex(b, typ, x, old, new); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// count adds delta to the record count of a type (used by the planner).
+func (w *writer) count(typ string, delta int64) error {
+	cb, err := w.ib.CreateBucketIfNotExists(bucketCount)
+	if err != nil {
+		return err
+	}
+	n := int64(getU64(cb.Get([]byte(typ)))) + delta
+	if n < 0 {
+		n = 0
+	}
+	return cb.Put([]byte(typ), binary.BigEndian.AppendUint64(nil, uint64(n)))
+}
+
+// recordCount is the number of records of a type.
+func recordCount(ib *bbolt.Bucket, typ string) int {
+	if ib == nil {
+		return 0
+	}
+	cb := ib.Bucket(bucketCount)
+	if cb == nil {
+		return 0
+	}
+	return int(getU64(cb.Get([]byte(typ))))
+}

@@ -1,0 +1,186 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/corehq/core/store"
+)
+
+func testDocs(t *testing.T, e *env) {
+	kind, other := "apps-"+store.NewID(), "releases-"+store.NewID()
+	put := func(kind, key, doc string) {
+		t.Helper()
+		if err := e.s.PutDoc(e.ctx, kind, key, []byte(doc)); err != nil {
+			t.Fatalf("PutDoc(%s, %s): %v", kind, key, err)
+		}
+	}
+	list := func(kind string) map[string]string {
+		t.Helper()
+		docs, err := e.s.ListDocs(e.ctx, kind)
+		if err != nil {
+			t.Fatalf("ListDocs(%s): %v", kind, err)
+		}
+		out := map[string]string{}
+		for k, v := range docs {
+			out[k] = string(v)
+		}
+		return out
+	}
+	t.Run("missing", func(t *testing.T) {
+		if d, err := e.s.GetDoc(e.ctx, kind, "k1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetDoc of a missing document = %q, %v; want ErrNotFound", d, err)
+		}
+		if got := list(kind); len(got) != 0 {
+			t.Errorf("ListDocs of an empty kind = %v", got)
+		}
+		if err := e.s.DeleteDoc(e.ctx, kind, "k1"); err != nil {
+			t.Errorf("DeleteDoc of a missing document: %v", err)
+		}
+	})
+	t.Run("put get list", func(t *testing.T) {
+		put(kind, "k1", `{"v":1}`)
+		put(kind, "k2", `{"v":2}`)
+		put(other, "k1", `other`)
+		got, err := e.s.GetDoc(e.ctx, kind, "k1")
+		if err != nil || string(got) != `{"v":1}` {
+			t.Errorf("GetDoc = %q, %v", got, err)
+		}
+		if d := cmp.Diff(map[string]string{"k1": `{"v":1}`, "k2": `{"v":2}`}, list(kind)); d != "" {
+			t.Errorf("ListDocs (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff(map[string]string{"k1": "other"}, list(other)); d != "" {
+			t.Errorf("ListDocs of the other kind (-want +got):\n%s", d)
+		}
+	})
+	t.Run("replace", func(t *testing.T) {
+		put(kind, "k1", `{"v":3}`)
+		if got, err := e.s.GetDoc(e.ctx, kind, "k1"); err != nil || string(got) != `{"v":3}` {
+			t.Errorf("GetDoc after replace = %q, %v", got, err)
+		}
+	})
+	t.Run("input and output are copies", func(t *testing.T) {
+		doc := []byte("original")
+		if err := e.s.PutDoc(e.ctx, kind, "k3", doc); err != nil {
+			t.Fatal(err)
+		}
+		copy(doc, "CHANGED!")
+		got, err := e.s.GetDoc(e.ctx, kind, "k3")
+		if err != nil || string(got) != "original" {
+			t.Fatalf("GetDoc = %q, %v", got, err)
+		}
+		copy(got, "CHANGED!")
+		if again, _ := e.s.GetDoc(e.ctx, kind, "k3"); string(again) != "original" {
+			t.Errorf("changing a returned document changed the store: %q", again)
+		}
+	})
+	t.Run("empty document", func(t *testing.T) {
+		put(kind, "empty", "")
+		got, err := e.s.GetDoc(e.ctx, kind, "empty")
+		if err != nil || len(got) != 0 {
+			t.Errorf("GetDoc of an empty document = %q, %v", got, err)
+		}
+	})
+	t.Run("delete", func(t *testing.T) {
+		if err := e.s.DeleteDoc(e.ctx, kind, "k1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.GetDoc(e.ctx, kind, "k1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetDoc after delete = %v, want ErrNotFound", err)
+		}
+		if _, err := e.s.GetDoc(e.ctx, other, "k1"); err != nil {
+			t.Errorf("delete in one kind removed the other's: %v", err)
+		}
+	})
+	t.Run("not part of instances", func(t *testing.T) {
+		if err := e.s.DropInstance(e.ctx, e.inst); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.GetDoc(e.ctx, kind, "k2"); err != nil {
+			t.Errorf("DropInstance removed a document: %v", err)
+		}
+	})
+}
+
+func testConcurrency(t *testing.T, e *env) {
+	e.declare(e.inst)
+	e.write(upsert("Book", "shared", at(0), map[string]any{"title": "shared"}))
+	const workers, each = 8, 25
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				id := fmt.Sprintf("w%d-%02d", w, i)
+				ops := []store.Op{
+					upsert("Book", id, at(i), map[string]any{"title": id, "price": float64(w)}),
+					upsert("Book", "shared", at(i), map[string]any{fmt.Sprintf("w%d", w): int64(i)}),
+				}
+				if _, err := e.s.Write(e.ctx, e.inst, ops); err != nil {
+					t.Errorf("worker %d: Write: %v", w, err)
+					return
+				}
+				if _, err := e.s.Find(e.ctx, e.inst, &store.Query{Type: "Book", Filter: e.query(e.inst, "Book", fmt.Sprintf("price = %d", w)).Filter}); err != nil {
+					t.Errorf("worker %d: Find: %v", w, err)
+					return
+				}
+				if _, err := e.s.Get(e.ctx, e.inst, "Book", id); err != nil {
+					t.Errorf("worker %d: Get of its own write: %v", w, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	t.Run("every write landed", func(t *testing.T) {
+		if got := e.find(e.inst, &store.Query{Type: "Book"}); len(got) != workers*each+1 {
+			t.Errorf("%d records, want %d", len(got), workers*each+1)
+		}
+		for w := range workers {
+			if got := e.findText(e.inst, "Book", fmt.Sprintf("price = %d", w)); len(got) != each {
+				t.Errorf("price = %d finds %d records, want %d", w, len(got), each)
+			}
+		}
+		shared := e.get(e.inst, "Book", "shared")
+		for w := range workers {
+			if v := shared.Fields[fmt.Sprintf("w%d", w)]; v != int64(each-1) {
+				t.Errorf("shared.w%d = %v, want %d", w, v, each-1)
+			}
+		}
+	})
+	t.Run("unique under contention", func(t *testing.T) {
+		const n = 10
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = e.s.Write(e.ctx, e.inst, []store.Op{
+					upsert("Account", fmt.Sprintf("race%d", i), at(1), map[string]any{"username": "race"}),
+				})
+			}()
+		}
+		wg.Wait()
+		ok := 0
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case !errors.Is(err, store.ErrUnique):
+				t.Errorf("writer %d: %v", i, err)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("%d writers took the same unique value, want 1", ok)
+		}
+	})
+}
