@@ -1,0 +1,63 @@
+package schema
+
+import "github.com/corehq/core/store/arcql"
+
+var _ arcql.Schema = (*Model)(nil)
+
+// Field describes field name of the record type or embedded object type
+// typ to the filter language. For a record type it also answers the
+// metadata names core.id, core.created, core.updated, core.trashed,
+// core.createdBy and core.instanceId; embedded objects have no metadata.
+func (m *Model) Field(typ, name string) (arcql.Field, bool) {
+	t, record := m.types[typ]
+	if !record {
+		var ok bool
+		if t, ok = m.objects[typ]; !ok {
+			return arcql.Field{}, false
+		}
+	}
+	if record {
+		switch name {
+		case "core.id", "core.createdBy", "core.instanceId":
+			return arcql.Field{Kind: arcql.FieldID}, true
+		case "core.created", "core.updated", "core.trashed":
+			return arcql.Field{Kind: arcql.FieldTime}, true
+		}
+	}
+	f, ok := t.fields[name]
+	if !ok {
+		return arcql.Field{}, false
+	}
+	af := arcql.Field{List: f.List, Hidden: f.Hidden}
+	switch f.Kind {
+	case KindRef:
+		af.Kind, af.Target = arcql.FieldRef, f.Type
+	case KindObject:
+		af.Kind, af.Target = arcql.FieldObject, f.Type
+	case KindEnum:
+		af.Kind = arcql.FieldEnum
+	default:
+		af.Kind = scalarFieldKind(f.Type)
+	}
+	return af, true
+}
+
+// scalarFieldKind maps a scalar to its filter kind; Email and custom
+// scalars filter as strings.
+func scalarFieldKind(scalar string) arcql.FieldKind {
+	switch scalar {
+	case "ID":
+		return arcql.FieldID
+	case "Int":
+		return arcql.FieldInt
+	case "Float":
+		return arcql.FieldFloat
+	case "Boolean":
+		return arcql.FieldBoolean
+	case "DateTime":
+		return arcql.FieldTime
+	case "Json":
+		return arcql.FieldJSON
+	}
+	return arcql.FieldString
+}

@@ -1,0 +1,128 @@
+package schema
+
+// builtinSDL is the prelude merged into every Model: the scalars, enums,
+// record types, embedded object types, inputs and directives core defines
+// itself. Its types carry Builtin; an application may use them but not
+// redefine or extend them. Which object types are records and which fields
+// are hidden is not expressible in SDL and is listed below it.
+const builtinSDL = `
+"Any JSON value: an object, array, string, number, boolean or null."
+scalar Json
+
+"A date and time in ISO-8601 (RFC 3339) form, such as 2024-05-01T12:00:00Z; served in UTC."
+scalar DateTime
+
+"An e-mail address such as ada@example.com; validated on input."
+scalar Email
+
+"The root type a GraphQLRef names a field of."
+enum OpType {
+  Query
+  Mutation
+  Subscription
+}
+
+"Binds a Query or Mutation field to the function name at version; env names the instance settings the function may read."
+directive @fn(name: String!, version: String!, env: [String!]) on FIELD_DEFINITION
+
+"Declares indexes of a record type: each set lists the fields of one index."
+directive @indices(sets: [[String!]!]!) on OBJECT
+
+"Makes a field's value unique among the records of its type in an instance; on a list, each element."
+directive @unique on FIELD_DEFINITION
+
+"Marks a field as deprecated."
+directive @deprecated(reason: String = "No longer supported") on FIELD_DEFINITION
+
+"A user of an instance, who logs in by username or by e-mail."
+type Account {
+  username: String @unique
+  "Write-only: set as PasswordInput, kept as a hash, never returned."
+  password: String
+  emails: [Email!] @unique
+  enabled: Boolean
+  verified: Boolean
+}
+
+"Hands requests to /webhook/{domain}/{name} to the function that query names, run as the account as."
+type Webhook {
+  name: String @unique
+  as: Account
+  query: GraphQLRef!
+}
+
+"The URL of a request that reached a webhook."
+type URL @indices(sets: [["path"]]) {
+  path: String!
+  queryParams: Json
+  port: Int
+  host: String
+}
+
+"A field of a root type, by name."
+type GraphQLRef {
+  type: OpType!
+  field: String!
+  selection: String
+}
+
+"The HTTP response a webhook function answers: body as a string is sent as is, any other JSON value encoded as JSON."
+type WebhookResponse {
+  status: Int
+  headers: Json
+  body: Json
+}
+
+"A password as written by a client."
+input PasswordInput {
+  value: String!
+}
+
+"The URL of a request that reached a webhook."
+input URLInput {
+  path: String!
+  queryParams: Json
+  port: Int
+  host: String
+}
+
+"The HTTP request a webhook received: body is the raw body as text."
+input WebhookPayload {
+  url: URLInput!
+  headers: Json!
+  body: String
+  method: String
+}
+`
+
+// builtinSDLName names the prelude in positions of built-in definitions.
+const builtinSDLName = "core:builtins.graphql"
+
+// isBuiltinRecord reports whether a built-in object type is a record type
+// (stored, queried, upserted); the other built-in object types are embedded.
+func isBuiltinRecord(name string) bool {
+	switch name {
+	case "Account", "Webhook", "URL":
+		return true
+	}
+	return false
+}
+
+// isBuiltinHidden reports whether a built-in field is write-only.
+func isBuiltinHidden(typ, field string) bool {
+	return typ == "Account" && field == "password"
+}
+
+// graphQLScalars are GraphQL's own scalars, known without declaration.
+var graphQLScalars = [...]string{"String", "Int", "Float", "Boolean", "ID"}
+
+// builtinRootFields are the fields of Query and Mutation that gql generates;
+// an application may not declare a root field of these names in either root.
+func isBuiltinRootField(name string) bool {
+	switch name {
+	case "find", "get", "login", "loginByEmail",
+		"upsert", "delete", "trash", "untrash", "link", "unlink", "createAccount", "logout":
+		return true
+	}
+	return false
+}

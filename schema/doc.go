@@ -1,0 +1,88 @@
+// Package schema turns an application's GraphQL SDL into a validated Model:
+// its record types, embedded object types, enums, inputs, custom scalars and
+// the root fields it adds, with core's built-in types merged in. gql builds
+// the executable schema from the Model, the stores declare their indexes
+// from it, and ArcQL binds filters against it (Model implements
+// arcql.Schema).
+//
+// # Contract
+//
+// Parse(sdl, lim) either returns a Model or an Errors listing every problem
+// found, each at the 1-based line and column of the offending definition,
+// field, argument, directive or value in the uploaded text (a syntax error
+// stops parsing and is reported alone; problems of the text as a whole have
+// line 0). At most 100 problems are listed. Parse does no I/O, keeps no
+// state between calls and is safe for concurrent use; a Model is immutable
+// once returned and may be shared.
+//
+// Untrusted input is bounded by Limits: the byte size is checked before
+// parsing, tokens while parsing, the number of type definitions right after
+// parsing, and fields per type while building. A zero limit means its
+// default (DefaultLimits), never "unlimited".
+//
+// # What a schema may declare
+//
+//   - Every object type (type T { … }) is a record type (an aggregate):
+//     stored, found, upserted, linked. Fields take scalars, enums, record
+//     types (KindRef: stored as ids) and the built-in embedded object types
+//     GraphQLRef and WebhookResponse (KindObject). Record fields take no
+//     arguments; the name core (the metadata object) and names starting
+//     with __ are reserved. A list of lists is not supported anywhere.
+//   - type Query { … } and type Mutation { … }, or extend type Query /
+//     extend type Mutation, add root fields with arguments; @fn binds one to
+//     a function. A root field without @fn is accepted (Fn is nil). The
+//     names of the built-in root fields (find get login loginByEmail upsert
+//     delete trash untrash link unlink createAccount logout) are refused in
+//     both roots.
+//   - input types (for root-field arguments), enums and custom scalars.
+//     Arguments and input fields take scalars, enums and input types; an
+//     output type, or a generated <T>Input, is refused. Default values are
+//     checked against their type. Inputs whose non-null, non-list fields
+//     without defaults form a cycle can never be given and are refused.
+//   - extend type/input/enum/scalar of the application's own types (fields
+//     and values join in source order). Built-in types cannot be extended
+//     or redefined.
+//
+// Not supported, refused with a message saying so: interface, union,
+// implements, type Subscription, schema { … } and extend schema, directive
+// extensions, and directives other than the built-in ones.
+//
+// # Reserved type names
+//
+// GraphQL's scalars, the built-in type names, names starting with Core or
+// __, AccessToken, PageInfo, and <T>Input for every record and object type
+// T (BookInput when Book is declared; AccountInput, GraphQLRefInput, …).
+// Query and Mutation only as object types. A type whose definition was
+// refused is reported once, where it is defined, not again where it is
+// used.
+//
+// # Directives
+//
+// @fn, @indices, @unique and @deprecated are known without declaration; a
+// schema may declare them only exactly as core does (descriptions aside).
+// Directive arguments are literals, checked against the declared types
+// (GraphQL's coercion of a single value to a list of one applies).
+//
+//   - @fn(name: String!, version: String!, env: [String!]) only on Query and
+//     Mutation fields. name and version: 1–128 letters, digits, '.', '_' or
+//     '-', starting with a letter or digit (they become admin paths and
+//     image tags); env names must not be empty.
+//   - @indices(sets: [[String!]!]!) only on record types. Each set names
+//     one or more fields of the type, each once; hidden and embedded object
+//     fields cannot be indexed; a set holds at most one list field (MongoDB
+//     cannot build a compound index over two arrays); the same set twice
+//     is an error.
+//   - @unique only on record fields: scalars other than Json, enums, single
+//     references (a one-to-one relation), and lists of those scalars and
+//     enums, where each element is unique (Account.emails). Refused on
+//     lists of references, embedded objects and Json.
+//   - @deprecated(reason: String) on record and root fields.
+//
+// # Built-in types
+//
+// builtins.go holds them as SDL: scalars Json, DateTime, Email; enum
+// OpType; record types Account (password is hidden: write-only), Webhook,
+// URL; embedded object types GraphQLRef, WebhookResponse; inputs
+// PasswordInput, URLInput, WebhookPayload. They are part of every Model
+// with Builtin set; their positions refer to the prelude, not the upload.
+package schema

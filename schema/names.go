@@ -1,0 +1,34 @@
+package schema
+
+import (
+	"fmt"
+	"strings"
+)
+
+// reservedTypeName explains why an application may not name a type name,
+// or returns "". Built-in type names and <T>Input are checked by the
+// builder, which knows the types.
+func reservedTypeName(name string) string {
+	switch {
+	case strings.HasPrefix(name, "__"):
+		return fmt.Sprintf("%s: names starting with __ are reserved", name)
+	case strings.HasPrefix(name, "Core"):
+		return fmt.Sprintf("%s: type names starting with Core are reserved", name)
+	case name == "AccessToken", name == "PageInfo":
+		return fmt.Sprintf("%s is reserved: it is a generated type", name)
+	}
+	return ""
+}
+
+// reservedFieldName explains why a field, argument or enum value may not be
+// called name, or returns "". record is set for fields of record types,
+// where core is the metadata object.
+func reservedFieldName(name string, record bool) string {
+	switch {
+	case strings.HasPrefix(name, "__"):
+		return "names starting with __ are reserved"
+	case record && name == "core":
+		return "core is reserved for the record metadata"
+	}
+	return ""
+}
