@@ -1,0 +1,36 @@
+package auth
+
+import "context"
+
+// Kind is who is calling.
+type Kind int
+
+const (
+	// Anonymous: no token.
+	Anonymous Kind = iota
+	// InstanceAdmin: the instance token; full access, acts as the instance's
+	// admin account.
+	InstanceAdmin
+	// User: a session token of an account of the instance.
+	User
+)
+
+// Principal is the caller of a request.
+type Principal struct {
+	Kind Kind
+	// AccountID is the account acted as (empty for Anonymous).
+	AccountID string
+}
+
+type ctxKey struct{}
+
+// WithPrincipal returns ctx carrying the caller.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, ctxKey{}, p)
+}
+
+// FromContext returns the caller of a request (Anonymous when unset).
+func FromContext(ctx context.Context) Principal {
+	p, _ := ctx.Value(ctxKey{}).(Principal)
+	return p
+}

@@ -1,0 +1,564 @@
+package tenant
+
+import (
+	"cmp"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/schema"
+	"github.com/corehq/core/store"
+)
+
+// Store document kinds the registry keeps.
+const (
+	docRelease  = "release"  // key "<app>/<release>"
+	docInstance = "instance" // key domain
+)
+
+// TokenFunc returns a fresh instance token and its SHA-256 hash. cmd/
+// passes auth.NewToken: tenant cannot import auth, which imports tenant.
+type TokenFunc func() (token string, hash [32]byte)
+
+// Registry owns the apps, releases and instances of the service. Lookup is
+// lock-free; every change is serialised, persisted, then published. Safe
+// for concurrent use.
+type Registry struct {
+	st       store.Store
+	compile  Compiler
+	newToken TokenFunc
+	limits   schema.Limits
+
+	mu     sync.Mutex // serialises changes
+	state  atomic.Pointer[state]
+	loaded atomic.Bool
+}
+
+// state is one immutable snapshot: maps are never changed once published.
+type state struct {
+	releases  map[string]*Release  // by releaseKey
+	instances map[string]*Instance // by normalised domain
+}
+
+func (s *state) clone() *state {
+	return &state{releases: maps.Clone(s.releases), instances: maps.Clone(s.instances)}
+}
+
+// runners returns the domains of the instances running rel, sorted.
+func (s *state) runners(rel *Release) []string {
+	var ds []string
+	for d, inst := range s.instances {
+		if r := inst.Release(); r.App == rel.App && r.Name == rel.Name {
+			ds = append(ds, d)
+		}
+	}
+	slices.Sort(ds)
+	return ds
+}
+
+func releaseKey(app, release string) string { return app + "/" + release }
+
+// NewRegistry returns an empty registry; Load fills it from st. compile
+// builds each release's executable schema (gql.Compiler in cmd/); SDL is
+// parsed with schema.DefaultLimits.
+func NewRegistry(st store.Store, compile Compiler, newToken TokenFunc) *Registry {
+	r := &Registry{
+		st:       st,
+		compile:  compile,
+		newToken: newToken,
+		limits:   schema.DefaultLimits(),
+	}
+	r.state.Store(&state{releases: map[string]*Release{}, instances: map[string]*Instance{}})
+	return r
+}
+
+// releaseDoc is a release as stored.
+type releaseDoc struct {
+	App     string    `json:"app"`
+	Release string    `json:"release"`
+	Realm   string    `json:"realm"`
+	Schema  string    `json:"schema"`
+	Updated time.Time `json:"updated"`
+}
+
+// instanceDoc is an instance as stored. TokenHash is hex SHA-256.
+type instanceDoc struct {
+	ID             string    `json:"id"`
+	Domain         string    `json:"domain"`
+	App            string    `json:"app"`
+	Release        string    `json:"release"`
+	AdminAccountID string    `json:"adminAccountId"`
+	TokenHash      string    `json:"tokenHash"`
+	Settings       Settings  `json:"settings"`
+	Created        time.Time `json:"created"`
+}
+
+func docOf(inst *Instance) instanceDoc {
+	rel := inst.Release()
+	return instanceDoc{
+		ID:             inst.ID,
+		Domain:         inst.Domain,
+		App:            inst.App,
+		Release:        rel.Name,
+		AdminAccountID: inst.AdminAccountID,
+		TokenHash:      hex.EncodeToString(inst.TokenHash[:]),
+		Settings:       inst.Settings,
+		Created:        inst.Created,
+	}
+}
+
+// Load reads every release and instance from the store, compiles each
+// release once and declares each instance's record types to the store. It
+// replaces whatever the registry held. A stored release that no longer
+// compiles, or an instance whose release is missing, fails Load with an
+// error naming it.
+func (r *Registry) Load(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	relDocs, err := r.st.ListDocs(ctx, docRelease)
+	if err != nil {
+		return fmt.Errorf("tenant: loading releases: %w", err)
+	}
+	instDocs, err := r.st.ListDocs(ctx, docInstance)
+	if err != nil {
+		return fmt.Errorf("tenant: loading instances: %w", err)
+	}
+	s := &state{releases: make(map[string]*Release, len(relDocs)), instances: make(map[string]*Instance, len(instDocs))}
+	specs := map[*Release][]store.TypeSpec{}
+	for _, key := range slices.Sorted(maps.Keys(relDocs)) {
+		var d releaseDoc
+		if err := json.Unmarshal(relDocs[key], &d); err != nil {
+			return fmt.Errorf("tenant: release %s: decoding: %w", key, err)
+		}
+		rel, err := r.build(d.App, d.Release, d.Realm, d.Schema)
+		if err != nil {
+			return fmt.Errorf("tenant: release %s no longer compiles: %w", key, err)
+		}
+		s.releases[key] = rel
+		specs[rel] = Specs(rel.Compiled.Model())
+	}
+	for _, key := range slices.Sorted(maps.Keys(instDocs)) {
+		var d instanceDoc
+		if err := json.Unmarshal(instDocs[key], &d); err != nil {
+			return fmt.Errorf("tenant: instance %s: decoding: %w", key, err)
+		}
+		rel := s.releases[releaseKey(d.App, d.Release)]
+		if rel == nil {
+			return fmt.Errorf("tenant: instance %s runs release %s/%s, which is not stored", key, d.App, d.Release)
+		}
+		inst := &Instance{
+			ID:             d.ID,
+			Domain:         d.Domain,
+			App:            d.App,
+			AdminAccountID: d.AdminAccountID,
+			Settings:       d.Settings,
+			Created:        d.Created,
+		}
+		hash, err := hex.DecodeString(d.TokenHash)
+		if err != nil || len(hash) != len(inst.TokenHash) {
+			return fmt.Errorf("tenant: instance %s: malformed token hash", key)
+		}
+		copy(inst.TokenHash[:], hash)
+		inst.SetRelease(rel)
+		if err := r.st.Declare(ctx, inst.ID, specs[rel]); err != nil {
+			return fmt.Errorf("tenant: instance %s: declaring its types: %w", key, err)
+		}
+		s.instances[d.Domain] = inst
+	}
+	r.state.Store(s)
+	r.loaded.Store(true)
+	return nil
+}
+
+// Loaded reports whether Load has completed (for /readyz).
+func (r *Registry) Loaded() bool { return r.loaded.Load() }
+
+// Lookup returns the instance serving domain (case-insensitive). It takes
+// no lock and does not allocate for a lower-case domain.
+func (r *Registry) Lookup(domain string) (*Instance, bool) {
+	inst, ok := r.state.Load().instances[NormalizeDomain(domain)]
+	return inst, ok
+}
+
+// Instance is Lookup for the admin API: a missing instance is a NOT_FOUND
+// error (ErrNotFound) naming the domain.
+func (r *Registry) Instance(domain string) (*Instance, error) {
+	inst, ok := r.Lookup(domain)
+	if !ok {
+		return nil, unknownInstance(NormalizeDomain(domain))
+	}
+	return inst, nil
+}
+
+// Release returns a release of an app.
+func (r *Registry) Release(app, name string) (*Release, bool) {
+	rel, ok := r.state.Load().releases[releaseKey(app, name)]
+	return rel, ok
+}
+
+// Releases returns every release, sorted by app then name.
+func (r *Registry) Releases() []*Release {
+	s := r.state.Load()
+	rels := slices.Collect(maps.Values(s.releases))
+	slices.SortFunc(rels, func(a, b *Release) int {
+		return cmp.Or(strings.Compare(a.App, b.App), strings.Compare(a.Name, b.Name))
+	})
+	return rels
+}
+
+// Runners returns the domains of the instances running a release, sorted.
+func (r *Registry) Runners(rel *Release) []string { return r.state.Load().runners(rel) }
+
+// Instances returns every instance, sorted by domain.
+func (r *Registry) Instances() []*Instance {
+	s := r.state.Load()
+	out := make([]*Instance, 0, len(s.instances))
+	for _, d := range slices.Sorted(maps.Keys(s.instances)) {
+		out = append(out, s.instances[d])
+	}
+	return out
+}
+
+// PutResult says what PutRelease did.
+type PutResult int
+
+const (
+	// Created: the release is new.
+	Created PutResult = iota
+	// Replaced: the release existed, no instance ran it, and it changed.
+	Replaced
+	// Unchanged: the release already had this realm and SDL.
+	Unchanged
+)
+
+func (p PutResult) String() string {
+	switch p {
+	case Created:
+		return "created"
+	case Replaced:
+		return "replaced"
+	default:
+		return "unchanged"
+	}
+}
+
+// PutRelease publishes a release of an app: it validates sdl (an
+// *errcode.Error with code BAD_REQUEST wrapping schema.Errors lists each
+// problem with its line and column), compiles it once and stores it. The
+// same realm and SDL again is Unchanged; a different one is refused with
+// CONFLICT (ErrReleaseInUse) while an instance runs the release, since
+// releases are immutable once in use. An empty realm is DefaultRealm.
+func (r *Registry) PutRelease(ctx context.Context, app, name, realm, sdl string) (*Release, PutResult, error) {
+	if realm == "" {
+		realm = DefaultRealm
+	}
+	for _, c := range [...]struct{ what, s string }{{"app", app}, {"release", name}, {"realm", realm}} {
+		if err := checkName(c.what, c.s); err != nil {
+			return nil, 0, err
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.state.Load()
+	key := releaseKey(app, name)
+	result := Created
+	if old := s.releases[key]; old != nil {
+		if old.SDL == sdl && old.Realm == realm {
+			return old, Unchanged, nil
+		}
+		if ds := s.runners(old); len(ds) > 0 {
+			return nil, 0, errcode.Wrap(errcode.Conflict, ErrReleaseInUse,
+				"release %s is immutable while instances run it (%s): publish a new release", key, strings.Join(ds, ", "))
+		}
+		result = Replaced
+	}
+	rel, err := r.build(app, name, realm, sdl)
+	if err != nil {
+		return nil, 0, err
+	}
+	doc, err := json.Marshal(releaseDoc{App: app, Release: name, Realm: realm, Schema: sdl, Updated: time.Now().UTC()})
+	if err != nil {
+		return nil, 0, fmt.Errorf("tenant: encoding release %s: %w", key, err)
+	}
+	if err := r.st.PutDoc(ctx, docRelease, key, doc); err != nil {
+		return nil, 0, fmt.Errorf("tenant: storing release %s: %w", key, err)
+	}
+	n := s.clone()
+	n.releases[key] = rel
+	r.state.Store(n)
+	return rel, result, nil
+}
+
+// build parses, validates and compiles a release.
+func (r *Registry) build(app, name, realm, sdl string) (*Release, error) {
+	m, err := schema.Parse(sdl, r.limits)
+	if err != nil {
+		var errs schema.Errors
+		if errors.As(err, &errs) {
+			return nil, &errcode.Error{
+				Code:    errcode.BadRequest,
+				Message: "invalid schema:\n" + errs.Error(),
+				Err:     fmt.Errorf("%w: %w", ErrInvalid, errs),
+			}
+		}
+		return nil, fmt.Errorf("tenant: parsing release %s/%s: %w", app, name, err)
+	}
+	c, err := r.compile(m)
+	if err != nil {
+		if e := (*errcode.Error)(nil); errors.As(err, &e) {
+			return nil, err
+		}
+		return nil, errcode.Wrap(errcode.BadRequest, fmt.Errorf("%w: %w", ErrInvalid, err),
+			"schema does not compile: %v", err)
+	}
+	return &Release{App: app, Name: name, Realm: realm, SDL: sdl, Compiled: c}, nil
+}
+
+// InstanceSpec describes an instance to create.
+type InstanceSpec struct {
+	Domain   string
+	App      string
+	Release  string
+	Settings Settings
+}
+
+// CreateInstance deploys a release on a new domain. It generates the
+// instance id, the instance token (returned once; only its hash is kept)
+// and the instance's admin account, declares the release's record types
+// to the store, and stores the instance. A taken domain is CONFLICT
+// (ErrExists), a missing app or release NOT_FOUND (ErrNotFound). On failure
+// nothing stays in the store.
+func (r *Registry) CreateInstance(ctx context.Context, spec InstanceSpec) (inst *Instance, token string, err error) {
+	domain := NormalizeDomain(spec.Domain)
+	if err := checkDomain(domain); err != nil {
+		return nil, "", err
+	}
+	if err := checkName("app", spec.App); err != nil {
+		return nil, "", err
+	}
+	if err := checkName("release", spec.Release); err != nil {
+		return nil, "", err
+	}
+	if err := checkEnv(spec.Settings.Env); err != nil {
+		return nil, "", err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.state.Load()
+	if _, ok := s.instances[domain]; ok {
+		return nil, "", errcode.Wrap(errcode.Conflict, ErrExists, "domain %s is already taken by an instance", domain)
+	}
+	rel := s.releases[releaseKey(spec.App, spec.Release)]
+	if rel == nil {
+		return nil, "", r.missingRelease(s, spec.App, spec.Release)
+	}
+
+	token, hash := r.newToken()
+	inst = &Instance{
+		ID:             store.NewID(),
+		Domain:         domain,
+		App:            spec.App,
+		AdminAccountID: store.NewID(),
+		Settings:       spec.Settings.clone(),
+		TokenHash:      hash,
+		Created:        time.Now().UTC(),
+	}
+	inst.SetRelease(rel)
+	doc, err := json.Marshal(docOf(inst))
+	if err != nil {
+		return nil, "", fmt.Errorf("tenant: encoding instance %s: %w", domain, err)
+	}
+	err = r.st.Declare(ctx, inst.ID, Specs(rel.Compiled.Model()))
+	if err == nil {
+		_, err = r.st.Write(ctx, inst.ID, []store.Op{{
+			Kind:      store.OpUpsert,
+			Type:      "Account",
+			ID:        inst.AdminAccountID,
+			Set:       map[string]any{"enabled": true, "verified": true},
+			Now:       inst.Created,
+			CreatedBy: inst.AdminAccountID,
+		}})
+	}
+	if err == nil {
+		err = r.st.PutDoc(ctx, docInstance, domain, doc)
+	}
+	if err != nil {
+		// Nothing half-made stays: the instance id is new, so its data is
+		// only what this call wrote.
+		if derr := r.st.DropInstance(context.WithoutCancel(ctx), inst.ID); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		return nil, "", fmt.Errorf("tenant: creating instance %s: %w", domain, err)
+	}
+	n := s.clone()
+	n.instances[domain] = inst
+	r.state.Store(n)
+	return inst, token, nil
+}
+
+// missingRelease is the NOT_FOUND error for app/release, saying which part
+// is missing.
+func (r *Registry) missingRelease(s *state, app, release string) error {
+	for _, rel := range s.releases {
+		if rel.App == app {
+			return errcode.Wrap(errcode.NotFound, ErrNotFound, "app %s has no release %s", app, release)
+		}
+	}
+	return errcode.Wrap(errcode.NotFound, ErrNotFound, "app %s does not exist: publish a release of it first", app)
+}
+
+// unknownInstance is the NOT_FOUND error for a domain.
+func unknownInstance(domain string) error {
+	return errcode.Wrap(errcode.NotFound, ErrNotFound, "no instance has the domain %s", domain)
+}
+
+// Change is a partial update of an instance; nil fields keep their value.
+type Change struct {
+	// Release moves the instance to another release of its app.
+	Release               *string
+	AnonymousRequests     *bool
+	AnonymousRegistration *bool
+	// Env replaces the instance's env as a whole; nil keeps it, an empty
+	// map clears it.
+	Env map[string]string
+}
+
+// UpdateInstance applies a change. A new release is declared to the store,
+// then served to new requests (Instance.SetRelease); requests in flight
+// finish on the release they loaded. Settings changes publish a new
+// Instance value. It returns the instance as it is afterwards.
+func (r *Registry) UpdateInstance(ctx context.Context, domain string, ch Change) (*Instance, error) {
+	domain = NormalizeDomain(domain)
+	if err := checkEnv(ch.Env); err != nil {
+		return nil, err
+	}
+	if ch.Release != nil {
+		if err := checkName("release", *ch.Release); err != nil {
+			return nil, err
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.state.Load()
+	inst := s.instances[domain]
+	if inst == nil {
+		return nil, unknownInstance(domain)
+	}
+	cur := inst.Release()
+	rel := cur
+	if ch.Release != nil && *ch.Release != cur.Name {
+		if rel = s.releases[releaseKey(inst.App, *ch.Release)]; rel == nil {
+			return nil, r.missingRelease(s, inst.App, *ch.Release)
+		}
+	}
+	set := inst.Settings
+	if ch.AnonymousRequests != nil {
+		set.AnonymousRequests = *ch.AnonymousRequests
+	}
+	if ch.AnonymousRegistration != nil {
+		set.AnonymousRegistration = *ch.AnonymousRegistration
+	}
+	if ch.Env != nil {
+		set.Env = maps.Clone(ch.Env)
+		if len(set.Env) == 0 {
+			set.Env = nil
+		}
+	}
+	settingsChanged := !set.equal(inst.Settings)
+	if rel == cur && !settingsChanged {
+		return inst, nil
+	}
+
+	next := inst
+	if settingsChanged {
+		next = inst.clone()
+		next.Settings = set
+	}
+	// The stored document must name the new release before it is served,
+	// but inst must not serve it yet: build the document by hand.
+	d := docOf(inst)
+	d.Release, d.Settings = rel.Name, set
+	if rel != cur {
+		if err := r.st.Declare(ctx, inst.ID, Specs(rel.Compiled.Model())); err != nil {
+			return nil, fmt.Errorf("tenant: instance %s: declaring release %s: %w", domain, rel.Name, err)
+		}
+	}
+	if err := r.putInstanceDoc(ctx, d); err != nil {
+		return nil, err
+	}
+	next.SetRelease(rel)
+	if next != inst {
+		n := s.clone()
+		n.instances[domain] = next
+		r.state.Store(n)
+	}
+	return next, nil
+}
+
+// RotateToken gives an instance a new token and returns the instance and
+// the token; the old token stops working at once.
+func (r *Registry) RotateToken(ctx context.Context, domain string) (*Instance, string, error) {
+	domain = NormalizeDomain(domain)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.state.Load()
+	inst := s.instances[domain]
+	if inst == nil {
+		return nil, "", unknownInstance(domain)
+	}
+	token, hash := r.newToken()
+	next := inst.clone()
+	next.TokenHash = hash
+	if err := r.putInstanceDoc(ctx, docOf(next)); err != nil {
+		return nil, "", err
+	}
+	n := s.clone()
+	n.instances[domain] = next
+	r.state.Store(n)
+	return next, token, nil
+}
+
+// DeleteInstance removes an instance: its document first (so it stops
+// serving), then every record it holds. It returns the removed instance.
+func (r *Registry) DeleteInstance(ctx context.Context, domain string) (*Instance, error) {
+	domain = NormalizeDomain(domain)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.state.Load()
+	inst := s.instances[domain]
+	if inst == nil {
+		return nil, unknownInstance(domain)
+	}
+	if err := r.st.DeleteDoc(ctx, docInstance, domain); err != nil {
+		return nil, fmt.Errorf("tenant: deleting instance %s: %w", domain, err)
+	}
+	n := s.clone()
+	delete(n.instances, domain)
+	r.state.Store(n)
+	// The id is never reused, so records left by a failure here are
+	// unreachable; the error still reports them.
+	if err := r.st.DropInstance(context.WithoutCancel(ctx), inst.ID); err != nil {
+		return nil, fmt.Errorf("tenant: instance %s removed, but dropping its records failed: %w", domain, err)
+	}
+	return inst, nil
+}
+
+func (r *Registry) putInstanceDoc(ctx context.Context, d instanceDoc) error {
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("tenant: encoding instance %s: %w", d.Domain, err)
+	}
+	if err := r.st.PutDoc(ctx, docInstance, d.Domain, raw); err != nil {
+		return fmt.Errorf("tenant: storing instance %s: %w", d.Domain, err)
+	}
+	return nil
+}
