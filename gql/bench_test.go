@@ -1,0 +1,89 @@
+package gql
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/corehq/core/auth"
+	"github.com/corehq/core/schema"
+	"github.com/corehq/core/store/bolt"
+	"github.com/corehq/core/tenant"
+)
+
+// benchEnv builds a compiled bookstore schema over a bolt store holding
+// n books, and an Env that acts with the instance token.
+func benchEnv(b *testing.B, n int) (*Schema, Env) {
+	b.Helper()
+	sdl, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "bookstore.graphql"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := schema.Parse(string(sdl), schema.DefaultLimits())
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := Build(m, DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := bolt.Open(filepath.Join(b.TempDir(), "bench.db"), bolt.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	inst := &tenant.Instance{ID: "inst1", Domain: "bench.test", App: "bookstore", AdminAccountID: "admin"}
+	rel := &tenant.Release{App: "bookstore", Name: "v1", Realm: "main", Compiled: s}
+	inst.SetRelease(rel)
+	if err := st.Declare(context.Background(), inst.ID, tenant.Specs(m)); err != nil {
+		b.Fatal(err)
+	}
+	env := Env{Store: st, Instance: inst, Release: rel, Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: "admin"}}
+	for start := 1; start <= n; start += 500 {
+		var books []any
+		for j := start; j < start+500 && j <= n; j++ {
+			books = append(books, map[string]any{"core": map[string]any{"id": fmt.Sprintf("b%05d", j)}, "title": fmt.Sprintf("Book %d", j),
+				"authorid": float64((j-1)%1000 + 1), "price": float64((j*7919)%10000) / 100})
+		}
+		res := s.Do(context.Background(), env, nil, Request{Query: `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
+			Variables: map[string]any{"v": map[string]any{"Book": books}}})
+		if len(res.Errors) > 0 {
+			b.Fatalf("seed: %v", res.Errors)
+		}
+	}
+	return s, env
+}
+
+func benchDo(b *testing.B, s *Schema, env Env, req Request) {
+	b.Helper()
+	ctx := context.Background()
+	if res := s.Do(ctx, env, nil, req); len(res.Errors) > 0 {
+		b.Fatalf("%v", res.Errors)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.Do(ctx, env, nil, req)
+	}
+}
+
+// BenchmarkGet is a cached get by id of one book.
+func BenchmarkGet(b *testing.B) {
+	s, env := benchEnv(b, 1000)
+	benchDo(b, s, env, Request{
+		Query:     `query($id: String!) { get(type: Book, id: $id) { ... on Book { title authorid price core { id created updated } } } }`,
+		Variables: map[string]any{"id": "b00500"},
+	})
+}
+
+// BenchmarkFind25 is a cached find of a 25-record page with a filter.
+func BenchmarkFind25(b *testing.B) {
+	s, env := benchEnv(b, 1000)
+	benchDo(b, s, env, Request{
+		Query: `query($q: String!) { find(type: Book, arcql: $q, first: 25) { edges { cursor node { ... on Book { title authorid price core { id created updated } } } }
+			pageInfo { hasNextPage endCursor pageLimit } } }`,
+		Variables: map[string]any{"q": "price > 50"},
+	})
+}

@@ -1,0 +1,71 @@
+package gql
+
+import (
+	"container/list"
+	"sync"
+
+	"github.com/graphql-go/graphql/language/ast"
+)
+
+// document is a parsed and validated document, or the errors that make it
+// unusable. It is shared by concurrent requests and never modified.
+type document struct {
+	ast    *ast.Document
+	errors []error
+}
+
+// docCache is a bounded LRU of documents by text. One cache belongs to one
+// compiled schema, so a key is in effect (schema version, text).
+type docCache struct {
+	mu    sync.Mutex
+	size  int
+	order *list.List // front: most recently used; values are *docEntry
+	byKey map[string]*list.Element
+}
+
+type docEntry struct {
+	key string
+	doc *document
+}
+
+func newDocCache(size int) *docCache {
+	return &docCache{size: size, order: list.New(), byKey: map[string]*list.Element{}}
+}
+
+// get returns the cached document for text.
+func (c *docCache) get(text string) (*document, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.byKey[text]; ok {
+		c.order.MoveToFront(e)
+		return e.Value.(*docEntry).doc, true
+	}
+	return nil, false
+}
+
+// put stores a document, evicting the least recently used beyond size.
+func (c *docCache) put(text string, d *document) {
+	if c.size <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.byKey[text]; ok {
+		e.Value.(*docEntry).doc = d
+		c.order.MoveToFront(e)
+		return
+	}
+	c.byKey[text] = c.order.PushFront(&docEntry{key: text, doc: d})
+	for c.order.Len() > c.size {
+		e := c.order.Back()
+		c.order.Remove(e)
+		delete(c.byKey, e.Value.(*docEntry).key)
+	}
+}
+
+// len returns the number of cached documents.
+func (c *docCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}

@@ -1,0 +1,51 @@
+package gql
+
+import (
+	"context"
+	"time"
+
+	"github.com/corehq/core/auth"
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/tenant"
+)
+
+// Env is who and what one request runs for: the instance, the release it
+// loaded when it started (it finishes on that one even if the instance
+// moves on), the caller, and the store.
+type Env struct {
+	Store     store.Store
+	Instance  *tenant.Instance
+	Release   *tenant.Release
+	Principal auth.Principal
+}
+
+// call is the per-request state resolvers reach through the context.
+type call struct {
+	Env
+	schema *Schema
+	// vars are the request's variables as sent, before graphql-go's
+	// coercion (which drops explicit nulls that upsert needs).
+	vars map[string]any
+	now  time.Time
+}
+
+type callKey struct{}
+
+func withCall(ctx context.Context, c *call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+// callFrom returns the request state; resolvers only run inside Do, which
+// always sets it.
+func callFrom(ctx context.Context) *call {
+	c, _ := ctx.Value(callKey{}).(*call)
+	return c
+}
+
+// publisher returns the publisherRealm/App/Release of records of a type.
+func (c *call) publisher(builtin bool) (realm, app, release string) {
+	if builtin {
+		return "core", "core", "core"
+	}
+	return c.Release.Realm, c.Release.App, c.Release.Name
+}

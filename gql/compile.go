@@ -1,0 +1,38 @@
+package gql
+
+import (
+	"github.com/graphql-go/graphql"
+
+	"github.com/corehq/core/schema"
+	"github.com/corehq/core/tenant"
+)
+
+// Schema is a release's compiled executable schema, shared by every
+// instance of the release, with its cache of parsed and validated
+// documents. Safe for concurrent use.
+type Schema struct {
+	model *schema.Model
+	cfg   Config
+	gql   graphql.Schema
+	docs  *docCache
+}
+
+// Model returns the model the schema was built from.
+func (s *Schema) Model() *schema.Model { return s.model }
+
+// GraphQL returns the graphql-go schema (for introspection and printing).
+func (s *Schema) GraphQL() *graphql.Schema { return &s.gql }
+
+// Build compiles a model into an executable schema.
+func Build(m *schema.Model, cfg Config) (*Schema, error) {
+	g, err := newBuilder(m, cfg).build()
+	if err != nil {
+		return nil, err
+	}
+	return &Schema{model: m, cfg: cfg, gql: g, docs: newDocCache(cfg.DocumentCacheSize)}, nil
+}
+
+// Compiler returns the tenant.Compiler that builds Schemas with cfg.
+func Compiler(cfg Config) tenant.Compiler {
+	return func(m *schema.Model) (tenant.Compiled, error) { return Build(m, cfg) }
+}

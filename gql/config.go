@@ -1,0 +1,37 @@
+package gql
+
+// Config bounds what one GraphQL request may ask for.
+type Config struct {
+	// MaxDepth is the deepest selection nesting a document may have.
+	MaxDepth int
+	// MaxAliases is the most aliased fields a document may have.
+	MaxAliases int
+	// MaxComplexity bounds the estimated work of a document (each field
+	// counts one, a list field multiplies its selection by its page size).
+	MaxComplexity int
+	// MaxTokens bounds the tokens of a document text.
+	MaxTokens int
+	// DefaultPageSize is the page size of find without first/last.
+	DefaultPageSize int
+	// MaxPageSize is the largest first/last accepted; above is an error.
+	MaxPageSize int
+	// DocumentCacheSize is how many parsed and validated documents each
+	// compiled schema keeps.
+	DocumentCacheSize int
+	// MaxHopResults bounds the records a reference hop of a filter may match.
+	MaxHopResults int
+}
+
+// DefaultConfig returns the limits the service runs with by default.
+func DefaultConfig() Config {
+	return Config{
+		MaxDepth:          20,
+		MaxAliases:        30,
+		MaxComplexity:     100_000,
+		MaxTokens:         10_000,
+		DefaultPageSize:   25,
+		MaxPageSize:       1000,
+		DocumentCacheSize: 1000,
+		MaxHopResults:     10_000,
+	}
+}

@@ -1,0 +1,33 @@
+// Package gql turns an application's schema.Model into the executable
+// GraphQL API of its instances and runs requests on it.
+//
+// One compiled Schema serves every instance of a release. It holds the
+// graphql-go schema (built once, then warmed so that graphql-go's lazily
+// built parts cannot race) and a bounded cache of parsed and validated
+// documents, so a document text is parsed and validated once per release.
+// Every door of the service (/graphql, /rest/v1, webhooks) ends in
+// Schema.Do.
+//
+// The generated API is the one of DESIGN.md: find, get, upsert, delete,
+// trash, untrash, link, unlink, the record types with a `core` metadata
+// object, CoreMutationType, CoreRootAggregate, CoreUpsertInputUnion,
+// CoreFilterConnection and PageInfo.
+//
+// Decisions where the design is silent:
+//   - Paging: `after`/`before` are record ids; FIRST is accepted as
+//     `after` (from the start) and LAST as `before` (to the end). `page`
+//     (from 1) skips page-1 pages. nextOffsets lists the `after` cursors
+//     of the next pages (the first is endCursor); previousOffsets those of
+//     the previous pages, nearest first, a page that starts at the
+//     beginning opening with FIRST. Facts beyond the page are read from
+//     the store only when a document selects them.
+//   - Trashed records are hidden from find (unless includeTrashed), from
+//     get, and from reference fields; delete acts on trashed records too.
+//   - One delete, trash or untrash touches at most 10,000 records.
+//   - A nested record input holding only core.id references that record,
+//     which must exist; any other nested input is upserted.
+//   - Timestamps are served as ISO-8601 UTC with milliseconds.
+//   - Input values are checked against the model by upsert itself (read
+//     as sent, before graphql-go's coercion, which would drop the explicit
+//     nulls that clear a field).
+package gql

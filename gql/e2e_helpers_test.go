@@ -1,0 +1,98 @@
+package gql_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/tenant"
+)
+
+// bookstoreSDL is the spec's Author/Book schema used by the end-to-end tests.
+func bookstoreSDL(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "testdata", "e2e", "bookstore.graphql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// client talks GraphQL to one instance of a real in-process server.
+type client struct {
+	t      testing.TB
+	env    *servertest.Env
+	domain string
+	token  string
+}
+
+// newBookstore starts a server, deploys the bookstore schema and creates
+// one instance.
+func newBookstore(t *testing.T) *client {
+	t.Helper()
+	env := servertest.Start(t)
+	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	return &client{t: t, env: env, domain: "books.test", token: token}
+}
+
+// do runs a document and returns the status and the whole body.
+func (c *client) do(query string, vars map[string]any) (int, map[string]any) {
+	c.t.Helper()
+	return c.env.GraphQL(c.domain, c.token, query, vars)
+}
+
+// data runs a document that must succeed and returns its data.
+func (c *client) data(query string, vars map[string]any) map[string]any {
+	c.t.Helper()
+	status, body := c.do(query, vars)
+	if status != 200 || body["errors"] != nil {
+		c.t.Fatalf("query failed: status %d, body %s\nquery: %s", status, dump(body), query)
+	}
+	d, _ := body["data"].(map[string]any)
+	return d
+}
+
+// fail runs a document that must fail and returns the first error's
+// message and code.
+func (c *client) fail(query string, vars map[string]any) (status int, message, code string) {
+	c.t.Helper()
+	status, body := c.do(query, vars)
+	errs, _ := body["errors"].([]any)
+	if len(errs) == 0 {
+		c.t.Fatalf("query succeeded, want an error: %s\nquery: %s", dump(body), query)
+	}
+	e, _ := errs[0].(map[string]any)
+	message, _ = e["message"].(string)
+	if ext, ok := e["extensions"].(map[string]any); ok {
+		code, _ = ext["code"].(string)
+	}
+	return status, message, code
+}
+
+func dump(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+// path walks a decoded JSON value: string keys index objects, ints lists.
+func path(v any, steps ...any) any {
+	for _, s := range steps {
+		switch s := s.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[s]
+		case int:
+			l, _ := v.([]any)
+			if s < 0 || s >= len(l) {
+				return nil
+			}
+			v = l[s]
+		}
+	}
+	return v
+}

@@ -1,0 +1,116 @@
+package gql
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/graphql-go/graphql/language/ast"
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/corehq/core/auth"
+	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/tenant"
+)
+
+// Handler serves POST and GET /graphql for the instance the request's
+// core-domain names (resolved by tenant's middleware, the caller by
+// auth's, before it).
+type Handler struct {
+	store store.Store
+	log   *zap.Logger
+}
+
+// NewHandler returns the /graphql handler.
+func NewHandler(st store.Store, log *zap.Logger) *Handler {
+	return &Handler{store: st, log: log}
+}
+
+// Serve answers one GraphQL-over-HTTP request: POST with a JSON body
+// {query, operationName, variables}, or GET with those as query
+// parameters (variables as JSON text; GET runs queries only).
+func (h *Handler) Serve(c echo.Context) error {
+	req, err := readRequest(c.Request())
+	if err != nil {
+		return errcode.Write(c, err)
+	}
+	ctx := c.Request().Context()
+	inst := tenant.FromContext(ctx)
+	env := Env{Store: h.store, Instance: inst, Release: inst.Release(), Principal: auth.FromContext(ctx)}
+	s, ok := env.Release.Compiled.(*Schema)
+	if !ok {
+		return errcode.Write(c, errcode.New(errcode.Internal, "internal error"))
+	}
+	if c.Request().Method == http.MethodGet && isMutation(s, req) {
+		return errcode.Write(c, errcode.New(errcode.BadRequest, "mutations need POST"))
+	}
+	res := s.Do(ctx, env, h.log, req)
+	return c.JSON(res.Status, res)
+}
+
+// readRequest decodes a GraphQL request from the body (POST) or the query
+// string (GET).
+func readRequest(r *http.Request) (Request, error) {
+	var req Request
+	if r.Method == http.MethodGet {
+		q := r.URL.Query()
+		req.Query = q.Get("query")
+		req.OperationName = q.Get("operationName")
+		if v := q.Get("variables"); v != "" {
+			if err := json.Unmarshal([]byte(v), &req.Variables); err != nil {
+				return req, errcode.New(errcode.BadRequest, "variables: not a JSON object")
+			}
+		}
+	} else {
+		dec := json.NewDecoder(r.Body)
+		if err := dec.Decode(&req); err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				return req, errcode.New(errcode.TooLarge, "the request body is larger than %d bytes", tooLarge.Limit)
+			}
+			return req, errcode.New(errcode.BadRequest, "the body is not a GraphQL request: %s", jsonProblem(err))
+		}
+	}
+	if req.Query == "" {
+		return req, errcode.New(errcode.BadRequest, "query is required")
+	}
+	return req, nil
+}
+
+// jsonProblem describes a JSON decoding error without echoing input.
+func jsonProblem(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return "malformed JSON at byte " + itoa(se.Offset)
+	case errors.As(err, &te):
+		return "field " + te.Field + " has the wrong type"
+	}
+	return "malformed JSON"
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// isMutation reports whether the operation a request runs is a mutation.
+func isMutation(s *Schema, req Request) bool {
+	d := s.document(req.Query)
+	if d.ast == nil {
+		return false
+	}
+	for _, def := range d.ast.Definitions {
+		op, ok := def.(*ast.OperationDefinition)
+		if !ok {
+			continue
+		}
+		if req.OperationName == "" || (op.Name != nil && op.Name.Value == req.OperationName) {
+			return op.Operation == ast.OperationTypeMutation
+		}
+	}
+	return false
+}

@@ -1,0 +1,129 @@
+package gql
+
+import (
+	"github.com/graphql-go/graphql"
+
+	"github.com/corehq/core/store"
+)
+
+// meta is the source of a Core object: a record's metadata. hideCreated
+// is set in upsert results for a record that already existed.
+type meta struct {
+	rec         *store.Record
+	hideCreated bool
+}
+
+// newCoreObject returns the Core type: the metadata of every record.
+func newCoreObject() *graphql.Object {
+	str := func(get func(c *call, m *meta) any) *graphql.Field {
+		return &graphql.Field{Type: graphql.String, Resolve: func(p graphql.ResolveParams) (any, error) {
+			m, _ := p.Source.(*meta)
+			if m == nil {
+				return nil, nil
+			}
+			return get(callFrom(p.Context), m), nil
+		}}
+	}
+	publisher := func(pick int) func(c *call, m *meta) any {
+		return func(c *call, m *meta) any {
+			t, ok := c.schema.model.Type(m.rec.Type)
+			realm, app, release := c.publisher(ok && t.Builtin)
+			return [3]string{realm, app, release}[pick]
+		}
+	}
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name:        "Core",
+		Description: "The metadata of a record.",
+		Fields: graphql.Fields{
+			"id": str(func(_ *call, m *meta) any { return m.rec.ID }),
+			"created": str(func(_ *call, m *meta) any {
+				if m.hideCreated {
+					return nil
+				}
+				return formatTime(m.rec.Created)
+			}),
+			"updated": str(func(_ *call, m *meta) any { return formatTime(m.rec.Updated) }),
+			"trashed": str(func(_ *call, m *meta) any {
+				if m.rec.Trashed == nil {
+					return nil
+				}
+				return formatTime(*m.rec.Trashed)
+			}),
+			"createdBy":        str(func(_ *call, m *meta) any { return nullable(m.rec.CreatedBy) }),
+			"impl":             str(func(_ *call, m *meta) any { return nullable(m.rec.Impl) }),
+			"app":              str(func(c *call, _ *meta) any { return c.Instance.App }),
+			"release":          str(func(c *call, _ *meta) any { return c.Release.Name }),
+			"instance":         str(func(c *call, _ *meta) any { return c.Instance.Domain }),
+			"publisherRealm":   str(publisher(0)),
+			"publisherApp":     str(publisher(1)),
+			"publisherRelease": str(publisher(2)),
+			"instanceId":       str(func(c *call, _ *meta) any { return c.Instance.ID }),
+		},
+	})
+}
+
+// nullable turns "" into null.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// newPageInfoObject returns PageInfo; its fields ask the page lazily, so a
+// document that selects no offsets pays for none.
+func newPageInfoObject() *graphql.Object {
+	field := func(t graphql.Output, get func(pg *page) (any, error)) *graphql.Field {
+		return &graphql.Field{Type: t, Resolve: func(p graphql.ResolveParams) (any, error) {
+			return get(p.Source.(*page))
+		}}
+	}
+	strings := graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(graphql.String)))
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name: "PageInfo",
+		Fields: graphql.Fields{
+			"hasPreviousPage": field(graphql.NewNonNull(graphql.Boolean), func(pg *page) (any, error) { return pg.hasPrevious(), nil }),
+			"hasNextPage":     field(graphql.NewNonNull(graphql.Boolean), func(pg *page) (any, error) { return pg.hasNext(), nil }),
+			"startCursor":     field(graphql.NewNonNull(graphql.String), func(pg *page) (any, error) { return pg.startCursor(), nil }),
+			"endCursor":       field(graphql.NewNonNull(graphql.String), func(pg *page) (any, error) { return pg.endCursor(), nil }),
+			"pageLimit":       field(graphql.NewNonNull(graphql.Int), func(pg *page) (any, error) { return pg.limit, nil }),
+			"previousOffsets": field(strings, func(pg *page) (any, error) { return pg.previousOffsets() }),
+			"nextOffsets":     field(strings, func(pg *page) (any, error) { return pg.nextOffsets() }),
+		},
+	})
+}
+
+// edge is the source of a CoreResultEdge.
+type edge struct{ n *node }
+
+// newConnectionObject returns CoreFilterConnection and its edge type.
+func newConnectionObject(union *graphql.Union, pageInfo *graphql.Object) *graphql.Object {
+	edgeType := graphql.NewObject(graphql.ObjectConfig{
+		Name: "CoreResultEdge",
+		Fields: graphql.Fields{
+			"cursor": &graphql.Field{Type: graphql.NewNonNull(graphql.ID), Resolve: func(p graphql.ResolveParams) (any, error) {
+				return p.Source.(edge).n.rec.ID, nil
+			}},
+			"node": &graphql.Field{Type: graphql.NewNonNull(union), Resolve: func(p graphql.ResolveParams) (any, error) {
+				return p.Source.(edge).n, nil
+			}},
+		},
+	})
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name:        "CoreFilterConnection",
+		Description: "A page of records.",
+		Fields: graphql.Fields{
+			"edges": &graphql.Field{Type: graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(edgeType))), Resolve: func(p graphql.ResolveParams) (any, error) {
+				pg := p.Source.(*page)
+				out := make([]any, len(pg.nodes))
+				for i, n := range pg.nodes {
+					out[i] = edge{n}
+				}
+				return out, nil
+			}},
+			"pageInfo": &graphql.Field{Type: graphql.NewNonNull(pageInfo), Resolve: func(p graphql.ResolveParams) (any, error) {
+				return p.Source, nil
+			}},
+		},
+	})
+}

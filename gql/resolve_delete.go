@@ -1,0 +1,221 @@
+package gql
+
+import (
+	"context"
+	"errors"
+
+	"github.com/graphql-go/graphql"
+
+	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/schema"
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/arcql"
+)
+
+// maxBulk bounds the records one delete, trash or untrash may touch, so
+// that one request cannot hold the store for long; more needs several
+// calls.
+const maxBulk = 10_000
+
+// selectAll returns every record of typ an ArcQL text selects, at most
+// maxBulk.
+func selectAll(ctx context.Context, c *call, typ, text string, includeTrashed bool) ([]*store.Record, error) {
+	q, err := bindFilter(c, typ, text)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := c.Store.Find(ctx, c.Instance.ID, &store.Query{Type: typ, Filter: q.Filter, IncludeTrashed: includeTrashed, Limit: maxBulk + 1})
+	if err != nil {
+		return nil, storeError(err)
+	}
+	if len(recs) > maxBulk {
+		return nil, errcode.New(errcode.BadRequest, "the filter selects more than %d %s records; narrow it and repeat", maxBulk, typ)
+	}
+	out := recs[:0]
+	for _, r := range recs {
+		if visible(c, r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// resolveDelete answers delete. Records that a list reference still points
+// at are not deleted — the whole call fails with REFERENCED naming the
+// referencing Type.field — unless clearArrayReferences, which removes
+// those list entries in the same write.
+func resolveDelete(p graphql.ResolveParams) (any, error) {
+	c := callFrom(p.Context)
+	if err := requireData(c); err != nil {
+		return nil, err
+	}
+	typ, _ := p.Args["type"].(string)
+	text, _ := p.Args["arcql"].(string)
+	clear, _ := p.Args["clearArrayReferences"].(bool)
+	recs, err := selectAll(p.Context, c, typ, text, true)
+	if err != nil || len(recs) == 0 {
+		return 0, err
+	}
+	ids := make([]string, len(recs))
+	doomed := make(map[string]bool, len(recs))
+	for i, r := range recs {
+		ids[i] = r.ID
+		doomed[r.ID] = true
+	}
+	var ops []store.Op
+	for _, t := range c.schema.model.Types {
+		for _, f := range t.Fields {
+			if !f.List || f.Type != typ || f.Kind != schema.KindRef {
+				continue
+			}
+			referrers, err := c.Store.Find(p.Context, c.Instance.ID, &store.Query{
+				Type:           t.Name,
+				Filter:         &arcql.InIDs{Field: f.Name, IDs: ids},
+				IncludeTrashed: true,
+				Limit:          maxBulk + 1,
+			})
+			if err != nil {
+				return nil, storeError(err)
+			}
+			for _, r := range referrers {
+				if t.Name == typ && doomed[r.ID] {
+					continue
+				}
+				for _, ref := range refIDs(r.Fields[f.Name]) {
+					if !doomed[ref] {
+						continue
+					}
+					if !clear {
+						return nil, errcode.New(errcode.Referenced,
+							"%s %s is still referenced by %s.%s of %s %s; pass clearArrayReferences=true to remove the references and delete",
+							typ, ref, t.Name, f.Name, t.Name, r.ID)
+					}
+					ops = append(ops, store.Op{Kind: store.OpRemoveRef, Type: t.Name, ID: r.ID, Field: f.Name, RefID: ref, Now: c.now})
+				}
+			}
+		}
+	}
+	first := len(ops)
+	for _, id := range ids {
+		ops = append(ops, store.Op{Kind: store.OpDelete, Type: typ, ID: id, Now: c.now})
+	}
+	results, err := c.Store.Write(p.Context, c.Instance.ID, ops)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	n := 0
+	for _, r := range results[first:] {
+		if r.Changed {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// resolveTrash answers trash (on) and untrash (off).
+func resolveTrash(on bool) graphql.FieldResolveFn {
+	return func(p graphql.ResolveParams) (any, error) {
+		c := callFrom(p.Context)
+		if err := requireData(c); err != nil {
+			return nil, err
+		}
+		typ, _ := p.Args["type"].(string)
+		text, _ := p.Args["arcql"].(string)
+		recs, err := selectAll(p.Context, c, typ, text, !on)
+		if err != nil {
+			return nil, err
+		}
+		kind := store.OpTrash
+		if !on {
+			kind = store.OpUntrash
+		}
+		var ops []store.Op
+		for _, r := range recs {
+			if (r.Trashed == nil) == on {
+				ops = append(ops, store.Op{Kind: kind, Type: typ, ID: r.ID, Now: c.now})
+			}
+		}
+		if len(ops) == 0 {
+			return 0, nil
+		}
+		results, err := c.Store.Write(p.Context, c.Instance.ID, ops)
+		if err != nil {
+			return nil, storeError(err)
+		}
+		n := 0
+		for _, r := range results {
+			if r.Changed {
+				n++
+			}
+		}
+		return n, nil
+	}
+}
+
+// resolveLink answers link (on) and unlink (off).
+func resolveLink(on bool) graphql.FieldResolveFn {
+	return func(p graphql.ResolveParams) (any, error) {
+		c := callFrom(p.Context)
+		if err := requireData(c); err != nil {
+			return nil, err
+		}
+		from, _ := p.Args["from"].(string)
+		to, _ := p.Args["to"].(string)
+		via, _ := p.Args["via"].(string)
+		fromID, _ := p.Args["whereFromID"].(string)
+		toID, _ := p.Args["andToID"].(string)
+		t, _ := c.schema.model.Type(from)
+		f, ok := t.Field(via)
+		if !ok || f.Kind != schema.KindRef || f.Type != to {
+			return nil, errcode.New(errcode.BadRequest, "%s.%s is not a reference to %s", from, via, to)
+		}
+		src, err := c.Store.Get(p.Context, c.Instance.ID, from, fromID)
+		if err != nil || !visible(c, src) {
+			return nil, notFound(err, from, fromID)
+		}
+		if on {
+			dst, err := c.Store.Get(p.Context, c.Instance.ID, to, toID)
+			if err != nil || !visible(c, dst) {
+				return nil, notFound(err, to, toID)
+			}
+		}
+		var op store.Op
+		switch {
+		case f.List && on:
+			op = store.Op{Kind: store.OpAddRef, Type: from, ID: fromID, Field: via, RefID: toID, Now: c.now}
+		case f.List:
+			op = store.Op{Kind: store.OpRemoveRef, Type: from, ID: fromID, Field: via, RefID: toID, Now: c.now}
+		case on:
+			op = store.Op{Kind: store.OpUpsert, Type: from, ID: fromID, Set: map[string]any{via: toID}, Now: c.now}
+		default:
+			if cur, _ := src.Fields[via].(string); cur != toID {
+				return false, nil
+			}
+			op = store.Op{Kind: store.OpUpsert, Type: from, ID: fromID, Set: map[string]any{via: nil}, Now: c.now}
+		}
+		if _, err := c.Store.Write(p.Context, c.Instance.ID, []store.Op{op}); err != nil {
+			return nil, storeError(err)
+		}
+		return true, nil
+	}
+}
+
+// notFound turns a failed Get into NOT_FOUND naming the record.
+func notFound(err error, typ, id string) error {
+	if err == nil || errors.Is(err, store.ErrNotFound) {
+		return errcode.New(errcode.NotFound, "%s %s does not exist", typ, id)
+	}
+	return storeError(err)
+}
+
+// refIDs returns the ids of a list reference value.
+func refIDs(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}

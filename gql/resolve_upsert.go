@@ -1,0 +1,389 @@
+package gql
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/graphql-go/graphql"
+	"github.com/graphql-go/graphql/language/ast"
+
+	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/schema"
+	"github.com/corehq/core/store"
+)
+
+// resolveUpsert answers upsert: every record of the input, nested ones
+// included, is created or merged in one store write, so that a failure
+// anywhere leaves nothing half-written.
+func resolveUpsert(p graphql.ResolveParams) (any, error) {
+	c := callFrom(p.Context)
+	if err := requireData(c); err != nil {
+		return nil, err
+	}
+	values, _ := rawArg(p, "values").(map[string]any)
+	u := &upserter{c: c, refs: map[string]map[string]string{}}
+	// Types in name order, so that the writes (and any error) are the same
+	// for the same input.
+	types := make([]string, 0, len(values))
+	for name := range values {
+		types = append(types, name)
+	}
+	sort.Strings(types)
+	for _, name := range types {
+		t, ok := c.schema.model.Type(name)
+		if !ok {
+			return nil, errcode.New(errcode.UnknownType, "unknown type %s", name)
+		}
+		list, isList := values[name].([]any)
+		if !isList {
+			list = []any{values[name]}
+		}
+		for i, in := range list {
+			if _, err := u.record(t, in, fmt.Sprintf("%s[%d]", name, i), true); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := u.checkRefs(p); err != nil {
+		return nil, err
+	}
+	results, err := c.Store.Write(p.Context, c.Instance.ID, u.ops)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	out := make([]any, 0, len(u.top))
+	for _, i := range u.top {
+		out = append(out, &meta{rec: results[i].Record, hideCreated: !results[i].Created})
+	}
+	return out, nil
+}
+
+// rawArg returns an argument as the client sent it: a literal from the
+// document, or a variable's value before graphql-go's coercion (which
+// drops explicit nulls).
+func rawArg(p graphql.ResolveParams, name string) any {
+	c := callFrom(p.Context)
+	for _, a := range p.Info.FieldASTs[0].Arguments {
+		if a.Name.Value == name {
+			return astValue(a.Value, c.vars, p.Info.VariableValues)
+		}
+	}
+	return p.Args[name]
+}
+
+// astValue turns a document value into a JSON-shaped Go value, reading
+// variables from raw (falling back to the coerced value, which carries
+// declared defaults).
+func astValue(v ast.Value, raw, coerced map[string]any) any {
+	switch v := v.(type) {
+	case *ast.Variable:
+		name := v.Name.Value
+		if val, ok := raw[name]; ok {
+			return val
+		}
+		return coerced[name]
+	case *ast.ListValue:
+		out := make([]any, 0, len(v.Values))
+		for _, e := range v.Values {
+			out = append(out, astValue(e, raw, coerced))
+		}
+		return out
+	case *ast.ObjectValue:
+		out := make(map[string]any, len(v.Fields))
+		for _, f := range v.Fields {
+			out[f.Name.Value] = astValue(f.Value, raw, coerced)
+		}
+		return out
+	}
+	return literalValue(v)
+}
+
+// upserter collects the writes of one upsert.
+type upserter struct {
+	c   *call
+	ops []store.Op
+	// top are the indexes in ops of the top-level records, in input order.
+	top []int
+	// refs are records referenced by id only: type → id → path, checked to
+	// exist before writing.
+	refs map[string]map[string]string
+}
+
+// record adds the upsert of one record input and returns its id.
+func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string, error) {
+	obj, ok := in.(map[string]any)
+	if !ok {
+		return "", errcode.New(errcode.BadRequest, "%s: expected a %s object", path, t.Name)
+	}
+	var id, impl string
+	if core, ok := obj["core"].(map[string]any); ok {
+		if s, ok := core["id"].(string); ok {
+			id = s
+		}
+		if s, ok := core["impl"].(string); ok {
+			impl = s
+		}
+	} else if obj["core"] != nil {
+		return "", errcode.New(errcode.BadRequest, "%s.core: expected an object", path)
+	}
+	if id != "" && !validID(id) {
+		return "", errcode.New(errcode.BadRequest, "%s.core.id: %q is not a valid id (1 to 128 characters, no control characters)", path, id)
+	}
+	if !top && id != "" && len(obj) == 1 {
+		// A nested record carrying only core.id references that record.
+		if u.refs[t.Name] == nil {
+			u.refs[t.Name] = map[string]string{}
+		}
+		u.refs[t.Name][id] = path
+		return id, nil
+	}
+	set := make(map[string]any, len(obj))
+	for name, v := range obj {
+		if name == "core" {
+			continue
+		}
+		f, ok := t.Field(name)
+		if !ok {
+			return "", errcode.New(errcode.BadRequest, "%s: unknown field %s.%s", path, t.Name, name)
+		}
+		val, err := u.value(t, f, v, path+"."+name)
+		if err != nil {
+			return "", err
+		}
+		set[name] = val
+	}
+	if id == "" {
+		id = store.NewID()
+	}
+	var required []string
+	for _, f := range t.Fields {
+		if f.NonNull {
+			required = append(required, f.Name)
+		}
+	}
+	if top {
+		u.top = append(u.top, len(u.ops))
+	}
+	u.ops = append(u.ops, store.Op{
+		Kind:      store.OpUpsert,
+		Type:      t.Name,
+		ID:        id,
+		Set:       set,
+		Now:       u.c.now,
+		CreatedBy: u.c.Principal.AccountID,
+		Impl:      impl,
+		Required:  required,
+	})
+	return id, nil
+}
+
+// value checks and converts one field's input value.
+func (u *upserter) value(t *schema.Type, f *schema.Field, v any, path string) (any, error) {
+	if v == nil {
+		if f.NonNull {
+			return nil, errcode.New(errcode.BadRequest, "%s: %s.%s is required and cannot be cleared", path, t.Name, f.Name)
+		}
+		return nil, nil
+	}
+	if f.List {
+		list, ok := v.([]any)
+		if !ok {
+			list = []any{v}
+		}
+		out := make([]any, 0, len(list))
+		for i, e := range list {
+			if e == nil {
+				return nil, errcode.New(errcode.BadRequest, "%s[%d]: null is not allowed in a list", path, i)
+			}
+			val, err := u.one(t, f, e, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, val)
+		}
+		return out, nil
+	}
+	return u.one(t, f, v, path)
+}
+
+// one converts a single (non-list) value of field f.
+func (u *upserter) one(t *schema.Type, f *schema.Field, v any, path string) (any, error) {
+	m := u.c.schema.model
+	switch {
+	case f.Hidden:
+		return nil, errcode.New(errcode.BadRequest, "%s: %s.%s cannot be set through upsert", path, t.Name, f.Name)
+	case f.Kind == schema.KindRef:
+		target, _ := m.Type(f.Type)
+		return u.record(target, v, path, false)
+	case f.Kind == schema.KindObject:
+		obj, _ := m.Object(f.Type)
+		return u.object(obj, v, path)
+	case f.Kind == schema.KindEnum:
+		s, ok := v.(string)
+		e, _ := m.Enum(f.Type)
+		if ok && e != nil {
+			for _, val := range e.Values {
+				if val == s {
+					return s, nil
+				}
+			}
+		}
+		return nil, errcode.New(errcode.BadRequest, "%s: %v is not a value of enum %s", path, v, f.Type)
+	}
+	return scalarValue(f.Type, v, path)
+}
+
+// object converts an embedded object's input.
+func (u *upserter) object(t *schema.Type, v any, path string) (any, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, errcode.New(errcode.BadRequest, "%s: expected a %s object", path, t.Name)
+	}
+	out := make(map[string]any, len(obj))
+	for name, fv := range obj {
+		f, ok := t.Field(name)
+		if !ok {
+			return nil, errcode.New(errcode.BadRequest, "%s: unknown field %s.%s", path, t.Name, name)
+		}
+		val, err := u.value(t, f, fv, path+"."+name)
+		if err != nil {
+			return nil, err
+		}
+		if val != nil {
+			out[name] = val
+		}
+	}
+	for _, f := range t.Fields {
+		if f.NonNull && out[f.Name] == nil {
+			return nil, errcode.New(errcode.BadRequest, "%s: %s.%s is required", path, t.Name, f.Name)
+		}
+	}
+	return out, nil
+}
+
+// checkRefs fails when a record referenced by id only does not exist.
+func (u *upserter) checkRefs(p graphql.ResolveParams) error {
+	written := map[string]bool{}
+	for _, op := range u.ops {
+		written[op.Type+"\x00"+op.ID] = true
+	}
+	types := make([]string, 0, len(u.refs))
+	for typ := range u.refs {
+		types = append(types, typ)
+	}
+	sort.Strings(types)
+	for _, typ := range types {
+		var ids []string
+		for id := range u.refs[typ] {
+			if !written[typ+"\x00"+id] {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		sort.Strings(ids)
+		found, err := u.c.Store.GetMany(p.Context, u.c.Instance.ID, typ, ids)
+		if err != nil {
+			return storeError(err)
+		}
+		for _, id := range ids {
+			if _, ok := found[id]; !ok {
+				return errcode.New(errcode.NotFound, "%s: %s %s does not exist", u.refs[typ][id], typ, id)
+			}
+		}
+	}
+	return nil
+}
+
+// scalarValue checks a scalar input value and returns it as stored.
+func scalarValue(typ string, v any, path string) (any, error) {
+	bad := func(want string) error {
+		return errcode.New(errcode.BadRequest, "%s: %s is not %s", path, describe(v), want)
+	}
+	switch typ {
+	case "String":
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+		return nil, bad("a String")
+	case "ID":
+		switch v := v.(type) {
+		case string:
+			return v, nil
+		case float64:
+			if v == math.Trunc(v) {
+				return fmt.Sprintf("%.0f", v), nil
+			}
+		}
+		return nil, bad("an ID")
+	case "Int":
+		n, ok := v.(float64)
+		if i, isInt := v.(int); isInt {
+			n, ok = float64(i), true
+		}
+		if !ok || n != math.Trunc(n) || n > math.MaxInt32 || n < math.MinInt32 {
+			return nil, bad("an Int (a whole number of 32 bits)")
+		}
+		return int64(n), nil
+	case "Float":
+		switch v := v.(type) {
+		case float64:
+			return v, nil
+		case int:
+			return float64(v), nil
+		}
+		return nil, bad("a Float")
+	case "Boolean":
+		if b, ok := v.(bool); ok {
+			return b, nil
+		}
+		return nil, bad("a Boolean")
+	case "DateTime":
+		if s, ok := v.(string); ok {
+			t, err := parseTime(s)
+			if err != nil {
+				return nil, errcode.New(errcode.BadRequest, "%s: %v", path, err)
+			}
+			return formatTime(t), nil
+		}
+		return nil, bad("a DateTime")
+	case "Email":
+		if s, ok := v.(string); ok && validEmail(s) {
+			return s, nil
+		}
+		return nil, bad("an e-mail address")
+	}
+	// Json and custom scalars take any JSON value.
+	return v, nil
+}
+
+// describe names a value in an error message without echoing large input.
+func describe(v any) string {
+	switch v := v.(type) {
+	case string:
+		if len(v) > 40 {
+			return fmt.Sprintf("%q…", v[:40])
+		}
+		return fmt.Sprintf("%q", v)
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	}
+	return fmt.Sprint(v)
+}
+
+// validID reports whether a client-supplied id is acceptable.
+func validID(id string) bool {
+	if len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,153 @@
+package gql
+
+import (
+	"fmt"
+	"net/mail"
+	"time"
+
+	"github.com/graphql-go/graphql"
+	"github.com/graphql-go/graphql/language/ast"
+)
+
+// timeLayout is how timestamps are served: ISO-8601 UTC with milliseconds,
+// fixed width so that the text sorts chronologically.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+// formatTime renders t in timeLayout.
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// parseTime accepts RFC 3339 timestamps (with any fraction and offset) and
+// returns them in UTC.
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not an ISO-8601 timestamp such as 2026-01-02T15:04:05Z", s)
+	}
+	return t.UTC(), nil
+}
+
+// newJSONScalar returns the Json scalar: any JSON value, passed through.
+func newJSONScalar() *graphql.Scalar {
+	return graphql.NewScalar(graphql.ScalarConfig{
+		Name:         "Json",
+		Description:  "Any JSON value.",
+		Serialize:    func(v any) any { return v },
+		ParseValue:   func(v any) any { return v },
+		ParseLiteral: literalValue,
+	})
+}
+
+// newDateTimeScalar returns the DateTime scalar: an ISO-8601 timestamp.
+func newDateTimeScalar() *graphql.Scalar {
+	parse := func(v any) any {
+		s, ok := v.(string)
+		if !ok {
+			return nil
+		}
+		t, err := parseTime(s)
+		if err != nil {
+			return nil
+		}
+		return formatTime(t)
+	}
+	return graphql.NewScalar(graphql.ScalarConfig{
+		Name:        "DateTime",
+		Description: "An ISO-8601 timestamp in UTC, e.g. 2026-01-02T15:04:05.000Z.",
+		Serialize: func(v any) any {
+			switch v := v.(type) {
+			case time.Time:
+				return formatTime(v)
+			case *time.Time:
+				if v == nil {
+					return nil
+				}
+				return formatTime(*v)
+			}
+			return v
+		},
+		ParseValue: parse,
+		ParseLiteral: func(v ast.Value) any {
+			if s, ok := v.(*ast.StringValue); ok {
+				return parse(s.Value)
+			}
+			return nil
+		},
+	})
+}
+
+// newEmailScalar returns the Email scalar: an e-mail address.
+func newEmailScalar() *graphql.Scalar {
+	parse := func(v any) any {
+		s, ok := v.(string)
+		if !ok || !validEmail(s) {
+			return nil
+		}
+		return s
+	}
+	return graphql.NewScalar(graphql.ScalarConfig{
+		Name:        "Email",
+		Description: "An e-mail address such as ada@example.com.",
+		Serialize:   func(v any) any { return v },
+		ParseValue:  parse,
+		ParseLiteral: func(v ast.Value) any {
+			if s, ok := v.(*ast.StringValue); ok {
+				return parse(s.Value)
+			}
+			return nil
+		},
+	})
+}
+
+// validEmail reports whether s is a bare address (no display name).
+func validEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && len(s) <= 254
+}
+
+// newCustomScalar returns a scalar an application declares: any JSON value,
+// passed through like Json.
+func newCustomScalar(name string) *graphql.Scalar {
+	return graphql.NewScalar(graphql.ScalarConfig{
+		Name:         name,
+		Serialize:    func(v any) any { return v },
+		ParseValue:   func(v any) any { return v },
+		ParseLiteral: literalValue,
+	})
+}
+
+// literalValue turns a document literal into a JSON-shaped Go value.
+func literalValue(v ast.Value) any {
+	switch v := v.(type) {
+	case *ast.StringValue:
+		return v.Value
+	case *ast.IntValue:
+		var n float64
+		if _, err := fmt.Sscan(v.Value, &n); err != nil {
+			return nil
+		}
+		return n
+	case *ast.FloatValue:
+		var n float64
+		if _, err := fmt.Sscan(v.Value, &n); err != nil {
+			return nil
+		}
+		return n
+	case *ast.BooleanValue:
+		return v.Value
+	case *ast.EnumValue:
+		return v.Value
+	case *ast.ListValue:
+		out := make([]any, 0, len(v.Values))
+		for _, e := range v.Values {
+			out = append(out, literalValue(e))
+		}
+		return out
+	case *ast.ObjectValue:
+		out := make(map[string]any, len(v.Fields))
+		for _, f := range v.Fields {
+			out[f.Name.Value] = literalValue(f.Value)
+		}
+		return out
+	}
+	return nil
+}
