@@ -1,0 +1,84 @@
+package admin
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/corehq/core/auth"
+	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/store"
+)
+
+// Where the hash of a generated admin token is kept.
+const (
+	docService    = "service"
+	keyAdminToken = "admin-token"
+)
+
+// MinTokenLen is the shortest admin token accepted from the operator.
+const MinTokenLen = 16
+
+type tokenDoc struct {
+	SHA256 string `json:"sha256"`
+}
+
+// SetupToken returns the hash of the admin token the service runs with.
+// A given token (CORE_ADMIN_TOKEN, --admin-token) is used as is and nothing
+// is stored. Without one, the hash stored by an earlier start is used;
+// on the first start a token is generated, its hash stored, and the token
+// returned as generated for the caller to show once.
+func SetupToken(ctx context.Context, st store.Store, given string) (hash [32]byte, generated string, err error) {
+	if given != "" {
+		if len(given) < MinTokenLen {
+			return hash, "", fmt.Errorf("admin: the admin token must be at least %d characters", MinTokenLen)
+		}
+		return auth.HashToken(given), "", nil
+	}
+	raw, err := st.GetDoc(ctx, docService, keyAdminToken)
+	switch {
+	case err == nil:
+		var d tokenDoc
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return hash, "", fmt.Errorf("admin: decoding the stored admin token hash: %w", err)
+		}
+		b, err := hex.DecodeString(d.SHA256)
+		if err != nil || len(b) != len(hash) {
+			return hash, "", errors.New("admin: the stored admin token hash is malformed")
+		}
+		copy(hash[:], b)
+		return hash, "", nil
+	case errors.Is(err, store.ErrNotFound):
+		generated, hash = auth.NewToken()
+		raw, err := json.Marshal(tokenDoc{SHA256: hex.EncodeToString(hash[:])})
+		if err != nil {
+			return hash, "", fmt.Errorf("admin: encoding the admin token hash: %w", err)
+		}
+		if err := st.PutDoc(ctx, docService, keyAdminToken, raw); err != nil {
+			return hash, "", fmt.Errorf("admin: storing the admin token hash: %w", err)
+		}
+		return hash, generated, nil
+	default:
+		return hash, "", fmt.Errorf("admin: reading the admin token hash: %w", err)
+	}
+}
+
+// authorize lets a request through only with the admin token in its
+// authorization header (bare or "Bearer <token>"), compared in constant
+// time through its hash.
+func (h *Handler) authorize(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		token := auth.BearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
+		if token == "" {
+			return errcode.New(errcode.Unauthenticated, "admin token required: send it in the authorization header")
+		}
+		if !auth.TokenMatches(token, h.tokenHash) {
+			return errcode.New(errcode.Unauthenticated, "invalid admin token")
+		}
+		return next(c)
+	}
+}

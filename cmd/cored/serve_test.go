@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestMain lets a test run the real binary: the test binary re-executed
+// with CORED_TEST_MAIN=1 is cored.
+func TestMain(m *testing.M) {
+	if os.Getenv("CORED_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func TestParseServe(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want serveFlags
+	}{
+		{"defaults", nil, nil,
+			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB"}},
+		{"environment", nil, map[string]string{
+			"CORE_ADDR": ":9000", "CORE_DATA_DIR": "/var/core", "CORE_MONGO_URI": "mongodb://db", "CORE_ADMIN_TOKEN": "from-env",
+			"CORE_LOG_LEVEL": "debug", "CORE_BODY_LIMIT": "2MiB",
+		}, serveFlags{addr: ":9000", data: "/var/core", mongoURI: "mongodb://db", adminToken: "from-env", logLevel: "debug", bodyLimit: "2MiB"}},
+		{"flags win over the environment", []string{
+			"--addr", ":7000", "--data", "d", "--mongo-uri", "mongodb://flag", "--admin-token", "from-flag",
+			"--log-level", "warn", "--body-limit", "10KiB", "--demo",
+		}, map[string]string{"CORE_ADDR": ":9000", "CORE_ADMIN_TOKEN": "from-env", "CORE_MONGO_URI": "mongodb://db"},
+			serveFlags{addr: ":7000", data: "d", mongoURI: "mongodb://flag", adminToken: "from-flag", logLevel: "warn", bodyLimit: "10KiB", demo: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseServe(tc.args, env(tc.env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(serveFlags{})); diff != "" {
+				t.Errorf("flags (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int64{
+		"1048576": 1 << 20, "1MiB": 1 << 20, "1M": 1 << 20, "512KiB": 512 << 10, "512k": 512 << 10,
+		"2 GiB": 2 << 30, "100B": 100, "": -1, "0": -1, "-5": -1, "1TiB": -1, "MiB": -1, "1.5MiB": -1, "99999999999G": -1,
+	} {
+		got, err := parseSize(in)
+		if want < 0 && err == nil || want >= 0 && (err != nil || got != want) {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+}
+
+func TestServeRefusesBadSettings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"mongo", []string{"--mongo-uri", "mongodb://localhost"}, 1, "MongoDB store is not available"},
+		{"log level", []string{"--log-level", "loud"}, 2, "--log-level"},
+		{"body limit", []string{"--body-limit", "lots"}, 2, "--body-limit"},
+		{"short admin token", []string{"--admin-token", "abc"}, 1, "at least 16 characters"},
+		{"arguments", []string{"now"}, 2, "serve takes no arguments"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, tc.args...)
+			code, _, errOut := runCmd(t, env(nil), args...)
+			if code != tc.code || !strings.Contains(errOut, tc.stderr) {
+				t.Errorf("exit %d, stderr %q; want %d with %q", code, errOut, tc.code, tc.stderr)
+			}
+		})
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and a reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+var curlRE = regexp.MustCompile(`^curl -s (\S+)/graphql -H 'core-domain: (\S+)' -H 'authorization: (\S+)' -H 'content-type: application/json' -d '(.+)'$`)
+
+// demoStart is what one `cored serve --demo` printed.
+type demoStart struct {
+	lines          []string // stdout up to the curl
+	url, domain    string
+	token, payload string
+}
+
+// startDemo runs `cored serve --demo` in process until the curl line is
+// printed; stop ends it and returns its exit status.
+func startDemo(t *testing.T, dir string) (d demoStart, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	var stderr lockedBuffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- run(ctx, []string{"serve", "--demo", "--addr", "127.0.0.1:0", "--data", dir}, env(nil), pw, &stderr)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		line := sc.Text()
+		d.lines = append(d.lines, line)
+		if m := curlRE.FindStringSubmatch(line); m != nil {
+			d.url, d.domain, d.token, d.payload = m[1], m[2], m[3], m[4]
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr) //nolint:errcheck // the rest of stdout is not needed
+	if d.token == "" {
+		cancel()
+		t.Fatalf("serve --demo printed no curl (exit %d)\nstdout:\n%s\nstderr:\n%s", <-exit, strings.Join(d.lines, "\n"), stderr.String())
+	}
+	return d, func() int { cancel(); return <-exit }
+}
+
+// books runs the printed curl's request and returns the titles it lists.
+func (d demoStart) books(t *testing.T, token string) (int, []string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, d.url+"/graphql", strings.NewReader(d.payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("core-domain", d.domain)
+	req.Header.Set("authorization", token)
+	req.Header.Set("content-type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		Data struct {
+			Find struct {
+				Edges []struct {
+					Node struct {
+						Title string  `json:"title"`
+						Price float64 `json:"price"`
+					} `json:"node"`
+				} `json:"edges"`
+			} `json:"find"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, e := range body.Data.Find.Edges {
+		titles = append(titles, e.Node.Title)
+	}
+	return res.StatusCode, titles
+}
+
+func TestServeDemo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	wantTitles := []string{"Wise and Otherwise", "The Old Man and His God", "Inferno", "Purgatorio", "Paradiso", "Alchemist", "Brida", "Eleven Minutes"}
+
+	first, stop := startDemo(t, dir)
+	if !strings.HasPrefix(first.lines[0], "admin token (generated on first start") {
+		t.Errorf("first start does not show the generated admin token: %q", first.lines[0])
+	}
+	if !strings.Contains(strings.Join(first.lines, "\n"), "demo: deployed bookstore/v1 on demo.local and seeded its records") {
+		t.Errorf("first start does not report the deployment:\n%s", strings.Join(first.lines, "\n"))
+	}
+	status, titles := first.books(t, first.token)
+	if diff := cmp.Diff(wantTitles, titles); status != 200 || diff != "" {
+		t.Errorf("the printed curl answers %d, titles (-want +got):\n%s", status, diff)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d after its context ended, want 0", code)
+	}
+
+	// A second start keeps the data, shows no admin token, rotates the
+	// instance token.
+	second, stop := startDemo(t, dir)
+	defer stop()
+	out := strings.Join(second.lines, "\n")
+	if strings.Contains(out, "admin token") || strings.Contains(out, "deployed") {
+		t.Errorf("second start re-created something:\n%s", out)
+	}
+	if second.token == first.token {
+		t.Error("the demo token was not rotated")
+	}
+	if status, _ := second.books(t, first.token); status != 401 {
+		t.Errorf("the previous start's token answers %d, want 401", status)
+	}
+	status, titles = second.books(t, second.token)
+	if diff := cmp.Diff(wantTitles, titles); status != 200 || diff != "" {
+		t.Errorf("after a restart the curl answers %d, titles (-want +got):\n%s", status, diff)
+	}
+}
+
+// TestServeDrainsOnSIGTERM runs the real binary and stops it with SIGTERM.
+func TestServeDrainsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--admin-token", "sigterm-test-admin-token")
+	cmd.Env = append(os.Environ(), "CORED_TEST_MAIN=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill() //nolint:errcheck // a no-op once it exited
+
+	var logs []string
+	addr := ""
+	sc := bufio.NewScanner(stderr)
+	for addr == "" && sc.Scan() {
+		logs = append(logs, sc.Text())
+		var line struct {
+			Msg  string `json:"msg"`
+			Addr string `json:"addr"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
+			addr = line.Addr
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no listening line:\n%s", strings.Join(logs, "\n"))
+	}
+	res, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Errorf("/healthz: %d", res.StatusCode)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for sc.Scan() {
+		logs = append(logs, sc.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("cored after SIGTERM: %v, want exit 0\n%s", err, strings.Join(logs, "\n"))
+	}
+	all := strings.Join(logs, "\n")
+	for _, want := range []string{`"msg":"shutting down: draining requests in flight"`, `"msg":"stopped"`, `"path":"/healthz"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the log lacks %s:\n%s", want, all)
+		}
+	}
+}

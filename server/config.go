@@ -1,0 +1,41 @@
+package server
+
+import "time"
+
+// Config configures the HTTP server.
+type Config struct {
+	// Addr is the TCP address Start listens on.
+	Addr string
+	// BodyLimit is the largest request body accepted, in bytes; a larger
+	// one is refused with 413 TOO_LARGE without being read in full.
+	BodyLimit int64
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout bound a
+	// connection (net/http semantics).
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	// ShutdownTimeout is how long Serve waits for requests in flight once
+	// its context ends; after it, remaining connections are closed.
+	ShutdownTimeout time.Duration
+	// PingTimeout bounds the store check of /readyz.
+	PingTimeout time.Duration
+	// AdminTokenHash is the SHA-256 of the admin token (admin.SetupToken).
+	// The zero value lets no request into /admin/v1.
+	AdminTokenHash [32]byte
+}
+
+// DefaultConfig returns the configuration cored serves with unless told
+// otherwise.
+func DefaultConfig() Config {
+	return Config{
+		Addr:              "127.0.0.1:8080",
+		BodyLimit:         1 << 20,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ShutdownTimeout:   30 * time.Second,
+		PingTimeout:       2 * time.Second,
+	}
+}

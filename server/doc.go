@@ -1,0 +1,11 @@
+// Package server assembles the HTTP server of cored: one echo instance with
+// the cross-cutting middleware (request id, one log line per request,
+// panic recovery, body limit), the errcode envelope for every failure
+// (echo's own 404/405 included), /healthz and /readyz, and the doors:
+// /admin/v1 (admin), /graphql (tenant → auth → gql). Later doors (/rest/v1,
+// /webhook/…) are mounted in routes.
+//
+// Serve runs it on a listener until its context ends, then drains the
+// requests in flight (http.Server.Shutdown) before returning. Handler
+// exposes the same routes for in-process use (tests, --demo seeding).
+package server

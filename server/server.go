@@ -1,0 +1,134 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/corehq/core/admin"
+	"github.com/corehq/core/auth"
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/tenant"
+)
+
+// Server is cored's HTTP server.
+type Server struct {
+	cfg  Config
+	log  *zap.Logger
+	st   store.Store
+	reg  *tenant.Registry
+	gql  GraphQL
+	echo *echo.Echo
+	http *http.Server
+}
+
+// GraphQL answers GraphQL-over-HTTP requests for the instance and caller
+// in the request context (*gql.Handler).
+type GraphQL interface {
+	Serve(c echo.Context) error
+}
+
+// Option adds to what New builds.
+type Option func(*options)
+
+type options struct {
+	routes []func(*echo.Echo)
+}
+
+// WithRoutes mounts more routes after the built-in ones; they run behind
+// the same middleware (tests use it for routes that panic or block).
+func WithRoutes(mount func(e *echo.Echo)) Option {
+	return func(o *options) { o.routes = append(o.routes, mount) }
+}
+
+// New builds the server over a store, the registry of instances and the
+// GraphQL handler (gql.NewHandler).
+func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Registry, gqlh GraphQL, opts ...Option) *Server {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s := &Server{cfg: cfg, log: logger, st: st, reg: reg, gql: gqlh}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	// Outermost first: the request id is known to the log line, the log
+	// line sees the status a recovered panic answers, and the body limit
+	// applies to every handler.
+	e.Use(requestID, s.logRequests, s.recoverPanics, limitBody(cfg.BodyLimit))
+	s.echo = e
+	s.routes()
+	for _, mount := range o.routes {
+		mount(e)
+	}
+	// net/http reports connection-level trouble (TLS, hijack, panics it
+	// recovers itself) through its ErrorLog: keep it in the JSON log.
+	errorLog, _ := zap.NewStdLogAt(logger.Named("http"), zap.WarnLevel) // fails only for an invalid level
+	s.http = &http.Server{
+		Handler:           e,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		ErrorLog:          errorLog,
+	}
+	return s
+}
+
+// routes mounts every door of the service.
+func (s *Server) routes() {
+	e := s.echo
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+
+	admin.New(s.reg, s.cfg.AdminTokenHash).Register(e.Group("/admin/v1"))
+
+	// Data doors resolve the instance from core-domain, then the caller
+	// from authorization. /rest/v1 (REST issue) mounts here behind the same
+	// chain; /webhook/{domain}/{name} (webhooks issue) resolves its instance
+	// from the path instead.
+	data := []echo.MiddlewareFunc{tenant.Middleware(s.reg), auth.Middleware()}
+	e.POST("/graphql", s.gql.Serve, data...)
+	e.GET("/graphql", s.gql.Serve, data...)
+}
+
+// Handler returns the routes as an http.Handler, for in-process use.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Start listens on Config.Addr and serves like Serve.
+func (s *Server) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx is done, then stops accepting connections
+// and waits up to Config.ShutdownTimeout for the requests in flight to
+// finish. It returns nil after a complete drain. A Server serves once.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("server: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := s.http.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	if err != nil {
+		s.http.Close()
+		return fmt.Errorf("server: draining: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+// Package servertest starts the real cored HTTP server for end-to-end
+// tests: a bolt store in a temporary directory, the registry with gql's
+// compiler, the gql handler and the admin API, served over loopback by
+// httptest. Tests talk to it with real HTTP requests only.
+//
+// Packages that servertest imports (tenant, gql, admin, server, …) use it
+// from external test packages (package gql_test) to avoid an import cycle.
+package servertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/corehq/core/auth"
+	"github.com/corehq/core/gql"
+	"github.com/corehq/core/server"
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/bolt"
+	"github.com/corehq/core/tenant"
+)
+
+// AdminToken is the admin token of every test server.
+const AdminToken = "servertest-admin-token"
+
+// Env is a running test server.
+type Env struct {
+	t testing.TB
+	// URL is the server's base URL (http://127.0.0.1:port).
+	URL string
+	// Store, Registry and Server are the server's parts, for assertions
+	// that HTTP cannot make.
+	Store    store.Store
+	Registry *tenant.Registry
+	Server   *server.Server
+	// Client is the HTTP client the helpers use.
+	Client *http.Client
+}
+
+// Option changes how Start builds the server.
+type Option func(*options)
+
+type options struct {
+	cfg    server.Config
+	gqlCfg gql.Config
+	logger *zap.Logger
+	server []server.Option
+}
+
+// WithConfig lets a test change the server configuration (body limit, …).
+func WithConfig(change func(*server.Config)) Option {
+	return func(o *options) { change(&o.cfg) }
+}
+
+// WithGQLConfig sets the limits of the GraphQL layer.
+func WithGQLConfig(cfg gql.Config) Option {
+	return func(o *options) { o.gqlCfg = cfg }
+}
+
+// WithLogger sets the server's logger (default: warnings and errors go to
+// the test log).
+func WithLogger(l *zap.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// WithRoutes mounts extra routes behind the server's middleware.
+func WithRoutes(mount func(e *echo.Echo)) Option {
+	return func(o *options) { o.server = append(o.server, server.WithRoutes(mount)) }
+}
+
+// Start starts a server; t.Cleanup stops it and closes its store.
+func Start(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	o := options{
+		cfg:    server.DefaultConfig(),
+		gqlCfg: gql.DefaultConfig(),
+		logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	o.cfg.AdminTokenHash = auth.HashToken(AdminToken)
+
+	bcfg := bolt.DefaultConfig()
+	bcfg.NoSync = true // a test's data need not survive a machine crash
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "core.db"), bcfg)
+	if err != nil {
+		t.Fatalf("servertest: opening the store: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Errorf("servertest: closing the store: %v", err)
+		}
+	})
+	reg := tenant.NewRegistry(st, gql.Compiler(o.gqlCfg), auth.NewToken)
+	if err := reg.Load(context.Background()); err != nil {
+		t.Fatalf("servertest: loading the registry: %v", err)
+	}
+	srv := server.New(o.cfg, o.logger, st, reg, gql.NewHandler(st, o.logger), o.server...)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close) // runs before the store closes
+	return &Env{t: t, URL: hs.URL, Store: st, Registry: reg, Server: srv, Client: hs.Client()}
+}
+
+// DoRaw sends a request and returns the response (body already read and
+// closed) and its body. body is sent as is when it is a string or []byte,
+// as JSON otherwise, and not at all when nil.
+func (e *Env) DoRaw(method, path string, headers map[string]string, body any) (*http.Response, []byte) {
+	e.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = bytes.NewBufferString(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatalf("servertest: encoding the body of %s %s: %v", method, path, err)
+		}
+		r = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, e.URL+path, r)
+	if err != nil {
+		e.t.Fatalf("servertest: %s %s: %v", method, path, err)
+	}
+	if body != nil {
+		req.Header.Set("content-type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	res, err := e.Client.Do(req)
+	if err != nil {
+		e.t.Fatalf("servertest: %s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatalf("servertest: %s %s: reading the answer: %v", method, path, err)
+	}
+	return res, out
+}
+
+// Do sends a request (see DoRaw) whose answer must be a JSON object and
+// returns the status and the decoded object.
+func (e *Env) Do(method, path string, headers map[string]string, body any) (int, map[string]any) {
+	e.t.Helper()
+	res, out := e.DoRaw(method, path, headers, body)
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		e.t.Fatalf("servertest: %s %s answered %d with a body that is not a JSON object: %v\n%s", method, path, res.StatusCode, err, out)
+	}
+	return res.StatusCode, m
+}
+
+// AdminHeaders returns the headers that authorise an admin API request.
+func (e *Env) AdminHeaders() map[string]string {
+	return map[string]string{"authorization": AdminToken}
+}
+
+// Admin sends a request to the admin API with the admin token; path is
+// relative to /admin/v1.
+func (e *Env) Admin(method, path string, body any) (int, map[string]any) {
+	e.t.Helper()
+	return e.Do(method, "/admin/v1"+path, e.AdminHeaders(), body)
+}
+
+// PutRelease publishes a release, which must succeed, and returns the
+// answer.
+func (e *Env) PutRelease(app, release, sdl string) map[string]any {
+	e.t.Helper()
+	status, body := e.Admin(http.MethodPut, "/apps/"+app+"/releases/"+release, map[string]any{"schema": sdl})
+	if status != http.StatusOK {
+		e.t.Fatalf("servertest: PUT release %s/%s answered %d: %s", app, release, status, dump(body))
+	}
+	return body
+}
+
+// CreateInstance creates an instance, which must succeed, and returns its
+// token.
+func (e *Env) CreateInstance(domain, app, release string, settings tenant.Settings) string {
+	e.t.Helper()
+	status, body := e.Admin(http.MethodPost, "/instances", map[string]any{
+		"domain":                domain,
+		"app":                   app,
+		"release":               release,
+		"anonymousRequests":     settings.AnonymousRequests,
+		"anonymousRegistration": settings.AnonymousRegistration,
+		"env":                   settings.Env,
+	})
+	token, _ := body["token"].(string)
+	if status != http.StatusCreated || token == "" {
+		e.t.Fatalf("servertest: creating instance %s answered %d: %s", domain, status, dump(body))
+	}
+	return token
+}
+
+// GraphQL posts a GraphQL request to /graphql for domain, with token in
+// the authorization header unless it is empty, and returns the status and
+// the answer.
+func (e *Env) GraphQL(domain, token, query string, vars map[string]any) (int, map[string]any) {
+	e.t.Helper()
+	h := map[string]string{tenant.Header: domain}
+	if token != "" {
+		h["authorization"] = token
+	}
+	req := map[string]any{"query": query}
+	if vars != nil {
+		req["variables"] = vars
+	}
+	return e.Do(http.MethodPost, "/graphql", h, req)
+}
+
+func dump(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
