@@ -20,6 +20,8 @@ type Principal struct {
 	Kind Kind
 	// AccountID is the account acted as (empty for Anonymous).
 	AccountID string
+	// Session is the session id of a User's token.
+	Session string
 }
 
 type ctxKey struct{}

@@ -66,6 +66,8 @@ type Error struct {
 	Message string
 	// Err is the cause, kept for logs and errors.Is; never shown.
 	Err error
+	// Extensions are shown beside the code (e.g. retryAfter, seconds).
+	Extensions map[string]any
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -108,8 +110,14 @@ type Envelope struct {
 // Body returns the envelope for err and the status it answers with.
 func Body(err error) (int, Envelope) {
 	e := As(err)
-	return e.Code.Status(), Envelope{Errors: []Item{{
-		Message:    e.Message,
-		Extensions: map[string]any{"code": string(e.Code)},
-	}}}
+	return e.Code.Status(), Envelope{Errors: []Item{e.Item()}}
+}
+
+// Item returns the envelope entry of e: its message, code and extensions.
+func (e *Error) Item() Item {
+	ext := map[string]any{"code": string(e.Code)}
+	for k, v := range e.Extensions {
+		ext[k] = v
+	}
+	return Item{Message: e.Message, Extensions: ext}
 }

@@ -40,7 +40,8 @@ func benchEnv(b *testing.B, n int) (*Schema, Env) {
 	if err := st.Declare(context.Background(), inst.ID, tenant.Specs(m)); err != nil {
 		b.Fatal(err)
 	}
-	env := Env{Store: st, Instance: inst, Release: rel, Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: "admin"}}
+	env := Env{Store: st, Instance: inst, Release: rel, Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: "admin"},
+		Accounts: auth.NewAccounts([]byte("bench session secret of 32 bytes!!")), ClientIP: "127.0.0.1"}
 	for start := 1; start <= n; start += 500 {
 		var books []any
 		for j := start; j < start+500 && j <= n; j++ {
@@ -85,5 +86,35 @@ func BenchmarkFind25(b *testing.B) {
 		Query: `query($q: String!) { find(type: Book, arcql: $q, first: 25) { edges { cursor node { ... on Book { title authorid price core { id created updated } } } }
 			pageInfo { hasNextPage endCursor pageLimit } } }`,
 		Variables: map[string]any{"q": "price > 50"},
+	})
+}
+
+// BenchmarkFind25AsUser is BenchmarkFind25 with a user session: the owner
+// rule adds a createdBy condition (the records are the user's own).
+func BenchmarkFind25AsUser(b *testing.B) {
+	s, env := benchEnv(b, 1000)
+	env.Principal = auth.Principal{Kind: auth.User, AccountID: "admin", Session: "s"}
+	benchDo(b, s, env, Request{
+		Query: `query($q: String!) { find(type: Book, arcql: $q, first: 25) { edges { cursor node { ... on Book { title authorid price core { id created updated } } } }
+			pageInfo { hasNextPage endCursor pageLimit } } }`,
+		Variables: map[string]any{"q": "price > 50"},
+	})
+}
+
+// BenchmarkLogin is a successful password login: Argon2id with OWASP's
+// parameters dominates.
+func BenchmarkLogin(b *testing.B) {
+	s, env := benchEnv(b, 0)
+	res := s.Do(context.Background(), env, nil, Request{
+		Query:     `mutation($v: AccountInput!) { createAccount(value: $v) { id } }`,
+		Variables: map[string]any{"v": map[string]any{"username": "bench", "password": map[string]any{"value": "Bench-User-Pass-1"}}},
+	})
+	if len(res.Errors) > 0 {
+		b.Fatal(res.Errors)
+	}
+	env.Principal = auth.Principal{}
+	benchDo(b, s, env, Request{
+		Query:     `query($u: String!, $p: String!) { login(username: $u, password: $p) { sessionToken } }`,
+		Variables: map[string]any{"u": "bench", "p": "Bench-User-Pass-1"},
 	})
 }

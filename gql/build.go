@@ -23,6 +23,8 @@ type builder struct {
 	core     *graphql.Object
 	pageInfo *graphql.Object
 	conn     *graphql.Object
+	// accessToken is the answer of login and loginByEmail.
+	accessToken *graphql.Object
 }
 
 func newBuilder(m *schema.Model, cfg Config) *builder {
@@ -68,6 +70,7 @@ func (b *builder) build() (graphql.Schema, error) {
 		Values:      typeValues,
 	})
 	b.core = newCoreObject()
+	b.accessToken = newAccessTokenObject(b.scalars["Json"])
 	for _, t := range b.m.Objects {
 		b.objects[t.Name] = b.embeddedObject(t)
 	}

@@ -14,9 +14,12 @@ import (
 // moves on), the caller, and the store.
 type Env struct {
 	Store     store.Store
+	Accounts  *auth.Accounts
 	Instance  *tenant.Instance
 	Release   *tenant.Release
 	Principal auth.Principal
+	// ClientIP is the caller's address, for login throttling.
+	ClientIP string
 }
 
 // call is the per-request state resolvers reach through the context.

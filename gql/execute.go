@@ -12,6 +12,7 @@ import (
 	"github.com/graphql-go/graphql/language/source"
 	"go.uber.org/zap"
 
+	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
 )
 
@@ -32,6 +33,8 @@ type Result struct {
 	Data   any            `json:"data"`
 	Errors []errcode.Item `json:"errors,omitempty"`
 	Status int            `json:"-"`
+	// RetryAfter is the seconds to wait when Status is 429.
+	RetryAfter int `json:"-"`
 }
 
 // Do runs one request on the schema for env. Documents are parsed and
@@ -43,6 +46,12 @@ func (s *Schema) Do(ctx context.Context, env Env, log *zap.Logger, req Request) 
 	}
 	if err := checkLimits(doc.ast, req.Variables, s.cfg); err != nil {
 		return documentErrors([]error{err})
+	}
+	if env.Principal.Kind == auth.Anonymous {
+		if err := checkAnonymous(s.model, doc.ast, req.OperationName, env.Instance); err != nil {
+			status, body := errcode.Body(err)
+			return &Result{Status: status, Errors: body.Errors}
+		}
 	}
 	c := &call{Env: env, schema: s, vars: req.Variables, now: time.Now().UTC().Truncate(time.Millisecond)}
 	res := graphql.Execute(graphql.ExecuteParams{
@@ -60,6 +69,12 @@ func (s *Schema) Do(ctx context.Context, env Env, log *zap.Logger, req Request) 
 		// The request failed before any field ran (bad variables, unknown
 		// operation): nothing executed.
 		out.Status = http.StatusBadRequest
+	}
+	for _, e := range out.Errors {
+		if e.Extensions["code"] == string(errcode.RateLimited) {
+			out.Status = http.StatusTooManyRequests
+			out.RetryAfter, _ = e.Extensions["retryAfter"].(int)
+		}
 	}
 	return out
 }
@@ -121,8 +136,8 @@ func presentError(fe gqlerrors.FormattedError, log *zap.Logger) errcode.Item {
 	var ce *errcode.Error
 	switch {
 	case errors.As(cause, &ce):
-		item.Message = ce.Message
-		item.Extensions = map[string]any{"code": string(ce.Code)}
+		coded := ce.Item()
+		item.Message, item.Extensions = coded.Message, coded.Extensions
 		if ce.Code == errcode.Internal && log != nil {
 			log.Error("internal error", zap.Error(ce.Err), zap.Any("path", fe.Path))
 		}

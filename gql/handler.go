@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/graphql-go/graphql/language/ast"
 	"github.com/labstack/echo/v4"
@@ -19,14 +20,28 @@ import (
 // core-domain names (resolved by tenant's middleware, the caller by
 // auth's, before it).
 type Handler struct {
-	store store.Store
-	log   *zap.Logger
+	store    store.Store
+	accounts *auth.Accounts
+	log      *zap.Logger
 }
 
 // NewHandler returns the /graphql handler.
-func NewHandler(st store.Store, log *zap.Logger) *Handler {
-	return &Handler{store: st, log: log}
+func NewHandler(st store.Store, accounts *auth.Accounts, log *zap.Logger) *Handler {
+	return &Handler{store: st, accounts: accounts, log: log}
 }
+
+// Env returns the environment a request runs in: its instance, the
+// release it loaded (once: the request finishes on it), its caller and
+// client address. Every door that runs GraphQL builds its Env here.
+func (h *Handler) Env(c echo.Context) Env {
+	ctx := c.Request().Context()
+	inst := tenant.FromContext(ctx)
+	return Env{Store: h.store, Accounts: h.accounts, Instance: inst, Release: inst.Release(),
+		Principal: auth.FromContext(ctx), ClientIP: c.RealIP()}
+}
+
+// Log returns the handler's logger.
+func (h *Handler) Log() *zap.Logger { return h.log }
 
 // Serve answers one GraphQL-over-HTTP request: POST with a JSON body
 // {query, operationName, variables}, or GET with those as query
@@ -37,8 +52,7 @@ func (h *Handler) Serve(c echo.Context) error {
 		return errcode.Write(c, err)
 	}
 	ctx := c.Request().Context()
-	inst := tenant.FromContext(ctx)
-	env := Env{Store: h.store, Instance: inst, Release: inst.Release(), Principal: auth.FromContext(ctx)}
+	env := h.Env(c)
 	s, ok := env.Release.Compiled.(*Schema)
 	if !ok {
 		return errcode.Write(c, errcode.New(errcode.Internal, "internal error"))
@@ -47,6 +61,9 @@ func (h *Handler) Serve(c echo.Context) error {
 		return errcode.Write(c, errcode.New(errcode.BadRequest, "mutations need POST"))
 	}
 	res := s.Do(ctx, env, h.log, req)
+	if res.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(res.RetryAfter))
+	}
 	return c.JSON(res.Status, res)
 }
 

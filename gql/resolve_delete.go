@@ -24,7 +24,7 @@ func selectAll(ctx context.Context, c *call, typ, text string, includeTrashed bo
 	if err != nil {
 		return nil, err
 	}
-	recs, err := c.Store.Find(ctx, c.Instance.ID, &store.Query{Type: typ, Filter: q.Filter, IncludeTrashed: includeTrashed, Limit: maxBulk + 1})
+	recs, err := c.Store.Find(ctx, c.Instance.ID, &store.Query{Type: typ, Filter: ownerFilter(c, typ, q.Filter), IncludeTrashed: includeTrashed, Limit: maxBulk + 1})
 	if err != nil {
 		return nil, storeError(err)
 	}

@@ -27,7 +27,7 @@ func resolveFind(p graphql.ResolveParams) (any, error) {
 	a.after, _ = p.Args["after"].(string)
 	a.before, _ = p.Args["before"].(string)
 	a.page, _ = p.Args["page"].(int)
-	base := store.Query{Type: typ, Filter: q.Filter, Sort: q.Sort, IncludeTrashed: includeTrashed}
+	base := store.Query{Type: typ, Filter: ownerFilter(c, typ, q.Filter), Sort: q.Sort, IncludeTrashed: includeTrashed}
 	return findPage(p.Context, c, base, a)
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
 
+	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store"
@@ -22,7 +23,7 @@ func resolveUpsert(p graphql.ResolveParams) (any, error) {
 		return nil, err
 	}
 	values, _ := rawArg(p, "values").(map[string]any)
-	u := &upserter{c: c, refs: map[string]map[string]string{}}
+	u := newUpserter(c)
 	// Types in name order, so that the writes (and any error) are the same
 	// for the same input.
 	types := make([]string, 0, len(values))
@@ -46,6 +47,9 @@ func resolveUpsert(p graphql.ResolveParams) (any, error) {
 		}
 	}
 	if err := u.checkRefs(p); err != nil {
+		return nil, err
+	}
+	if err := u.checkOwner(p); err != nil {
 		return nil, err
 	}
 	results, err := c.Store.Write(p.Context, c.Instance.ID, u.ops)
@@ -101,13 +105,19 @@ func astValue(v ast.Value, raw, coerced map[string]any) any {
 
 // upserter collects the writes of one upsert.
 type upserter struct {
-	c   *call
-	ops []store.Op
+	c *call
+	// creating is set by createAccount: the records are new.
+	creating bool
+	ops      []store.Op
 	// top are the indexes in ops of the top-level records, in input order.
 	top []int
 	// refs are records referenced by id only: type → id → path, checked to
 	// exist before writing.
 	refs map[string]map[string]string
+}
+
+func newUpserter(c *call) *upserter {
+	return &upserter{c: c, refs: map[string]map[string]string{}}
 }
 
 // record adds the upsert of one record input and returns its id.
@@ -138,6 +148,9 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 		u.refs[t.Name][id] = path
 		return id, nil
 	}
+	if err := u.mayWrite(t, id, obj, path); err != nil {
+		return "", err
+	}
 	set := make(map[string]any, len(obj))
 	for name, v := range obj {
 		if name == "core" {
@@ -152,6 +165,12 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 			return "", err
 		}
 		set[name] = val
+		if f.Hidden && !u.creating {
+			// A new password revokes the account's other sessions (all of
+			// them when the instance token sets it).
+			set[auth.FieldSessionsAfter] = u.c.Accounts.Now().UnixMicro()
+			set[auth.FieldKeepSession] = nullable(u.c.Principal.Session)
+		}
 	}
 	if id == "" {
 		id = store.NewID()
@@ -212,7 +231,16 @@ func (u *upserter) one(t *schema.Type, f *schema.Field, v any, path string) (any
 	m := u.c.schema.model
 	switch {
 	case f.Hidden:
-		return nil, errcode.New(errcode.BadRequest, "%s: %s.%s cannot be set through upsert", path, t.Name, f.Name)
+		// The only hidden field is Account.password: a PasswordInput.
+		in, _ := v.(map[string]any)
+		pw, ok := in["value"].(string)
+		if !ok {
+			return nil, errcode.New(errcode.BadRequest, "%s: expected {value: \"<password>\"}", path)
+		}
+		if err := auth.CheckPassword(pw); err != nil {
+			return nil, err
+		}
+		return u.c.Accounts.Argon2.Hash(pw), nil
 	case f.Kind == schema.KindRef:
 		target, _ := m.Type(f.Type)
 		return u.record(target, v, path, false)
@@ -289,7 +317,7 @@ func (u *upserter) checkRefs(p graphql.ResolveParams) error {
 			return storeError(err)
 		}
 		for _, id := range ids {
-			if _, ok := found[id]; !ok {
+			if r, ok := found[id]; !ok || !visible(u.c, r) {
 				return errcode.New(errcode.NotFound, "%s: %s %s does not exist", u.refs[typ][id], typ, id)
 			}
 		}
@@ -386,4 +414,52 @@ func validID(id string) bool {
 		}
 	}
 	return true
+}
+
+// mayWrite applies the rules of a user session to one record input: an
+// account changes only its own Account record (not its enabled or
+// verified flags) and creates accounts only through createAccount.
+func (u *upserter) mayWrite(t *schema.Type, id string, obj map[string]any, path string) error {
+	p := u.c.Principal
+	if p.Kind != auth.User || t.Name != "Account" || u.creating {
+		return nil
+	}
+	if id != p.AccountID {
+		return errcode.New(errcode.Forbidden, "%s: an account may change only its own Account record", path)
+	}
+	for _, name := range []string{"enabled", "verified"} {
+		if _, ok := obj[name]; ok {
+			return errcode.New(errcode.Forbidden, "%s: Account.%s is set by the instance token only", path, name)
+		}
+	}
+	return nil
+}
+
+// checkOwner refuses, for a user session, an upsert that names a record
+// another account owns; nothing is written.
+func (u *upserter) checkOwner(p graphql.ResolveParams) error {
+	if u.c.Principal.Kind != auth.User {
+		return nil
+	}
+	byType := map[string][]string{}
+	for _, op := range u.ops {
+		byType[op.Type] = append(byType[op.Type], op.ID)
+	}
+	types := make([]string, 0, len(byType))
+	for typ := range byType {
+		types = append(types, typ)
+	}
+	sort.Strings(types)
+	for _, typ := range types {
+		found, err := u.c.Store.GetMany(p.Context, u.c.Instance.ID, typ, byType[typ])
+		if err != nil {
+			return storeError(err)
+		}
+		for _, id := range byType[typ] {
+			if r, ok := found[id]; ok && !visible(u.c, r) {
+				return errcode.New(errcode.Forbidden, "%s %s belongs to another account", typ, id)
+			}
+		}
+	}
+	return nil
 }

@@ -35,6 +35,24 @@ func (b *builder) queryFields() graphql.Fields {
 			},
 			Resolve: resolveGet,
 		},
+		"login": &graphql.Field{
+			Type:        b.accessToken,
+			Description: "Log in by username: a session token, or an error code.",
+			Args: graphql.FieldConfigArgument{
+				"username": &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.String)},
+				"password": &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.String)},
+			},
+			Resolve: resolveLogin(false),
+		},
+		"loginByEmail": &graphql.Field{
+			Type:        b.accessToken,
+			Description: "Log in by e-mail address: a session token, or an error code.",
+			Args: graphql.FieldConfigArgument{
+				"email":    &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.String)},
+				"password": &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.String)},
+			},
+			Resolve: resolveLogin(true),
+		},
 	}
 	for _, f := range b.m.Queries {
 		fields[f.Name] = b.userRoot(f)
@@ -96,6 +114,19 @@ func (b *builder) mutationFields() graphql.Fields {
 			Description: "Remove a record from the reference field `via` of another.",
 			Args:        linkArgs,
 			Resolve:     resolveLink(false),
+		},
+		"createAccount": &graphql.Field{
+			Type:        b.core,
+			Description: "Create an account with a password and a username or e-mail address.",
+			Args: graphql.FieldConfigArgument{
+				"value": &graphql.ArgumentConfig{Type: graphql.NewNonNull(b.inputs["AccountInput"])},
+			},
+			Resolve: resolveCreateAccount,
+		},
+		"logout": &graphql.Field{
+			Type:        graphql.NewNonNull(graphql.Boolean),
+			Description: "Revoke every session of the caller's account issued until now.",
+			Resolve:     resolveLogout,
 		},
 	}
 	for _, f := range b.m.Mutations {

@@ -31,6 +31,9 @@ directive @indices(sets: [[String!]!]!) on OBJECT
 "Makes a field's value unique among the records of its type in an instance; on a list, each element."
 directive @unique on FIELD_DEFINITION
 
+"Lets anonymous callers call a Query or Mutation field, on instances that allow anonymous requests."
+directive @public on FIELD_DEFINITION
+
 "Marks a field as deprecated."
 directive @deprecated(reason: String = "No longer supported") on FIELD_DEFINITION
 

@@ -105,7 +105,8 @@ func TestHiddenNotIndexable(t *testing.T) {
 	if !errors.As(err, &es) {
 		t.Fatalf("parse error = %v, want Errors", err)
 	}
-	want := Errors{{31, 32, "type Account: @indices: password is hidden and cannot be indexed"}}
+	line := strings.Count(prelude[:strings.Index(prelude, "type Account @indices")], "\n") + 1
+	want := Errors{{line, 32, "type Account: @indices: password is hidden and cannot be indexed"}}
 	if diff := cmp.Diff(want, es); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}

@@ -34,6 +34,8 @@ func placement(name string) (allowed func(where) bool, rule string) {
 		return func(w where) bool { return w == whereRecord }, "record types"
 	case "unique":
 		return func(w where) bool { return w == whereRecordField }, "fields of record types"
+	case "public":
+		return func(w where) bool { return w == whereRootField }, "Query and Mutation fields"
 	default: // deprecated
 		return func(w where) bool {
 			return w == whereRecordField || w == whereObjectField || w == whereRootField

@@ -87,6 +87,9 @@ type Field struct {
 	Args []*Arg
 	// Fn is the @fn binding of a root field, nil when unbound.
 	Fn *FnBinding
+	// Public root fields (@public) may be called by anonymous callers of an
+	// instance that allows anonymous requests.
+	Public bool
 	// Directives as written, for anything not modelled above.
 	Directives ast.DirectiveList
 	Pos        ast.Position

@@ -43,9 +43,11 @@ func (b *builder) buildRoot(n *named) []*Field {
 			f.Args = append(f.Args, b.arg(asubject, "an argument's type", ad.Name, ad.Description, ad.Type, ad.DefaultValue, ad.Position))
 			b.checkDirectives(ad.Directives, whereArg, asubject)
 		}
-		if d := b.checkDirectives(fd.Directives, whereRootField, subject)["fn"]; d != nil {
+		ds := b.checkDirectives(fd.Directives, whereRootField, subject)
+		if d := ds["fn"]; d != nil {
 			f.Fn = b.fnBinding(subject, d)
 		}
+		f.Public = ds["public"] != nil
 		seen[f.Name] = f
 		fields = append(fields, f)
 	}

@@ -18,13 +18,14 @@ import (
 
 // Server is cored's HTTP server.
 type Server struct {
-	cfg  Config
-	log  *zap.Logger
-	st   store.Store
-	reg  *tenant.Registry
-	gql  GraphQL
-	echo *echo.Echo
-	http *http.Server
+	cfg      Config
+	log      *zap.Logger
+	st       store.Store
+	reg      *tenant.Registry
+	accounts *auth.Accounts
+	gql      GraphQL
+	echo     *echo.Echo
+	http     *http.Server
 }
 
 // GraphQL answers GraphQL-over-HTTP requests for the instance and caller
@@ -46,16 +47,21 @@ func WithRoutes(mount func(e *echo.Echo)) Option {
 	return func(o *options) { o.routes = append(o.routes, mount) }
 }
 
-// New builds the server over a store, the registry of instances and the
-// GraphQL handler (gql.NewHandler).
-func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Registry, gqlh GraphQL, opts ...Option) *Server {
+// New builds the server over a store, the registry of instances, the
+// accounts service (session checks) and the GraphQL handler
+// (gql.NewHandler).
+func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Registry, accounts *auth.Accounts, gqlh GraphQL, opts ...Option) *Server {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &Server{cfg: cfg, log: logger, st: st, reg: reg, gql: gqlh}
+	s := &Server{cfg: cfg, log: logger, st: st, reg: reg, accounts: accounts, gql: gqlh}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	// The client address is the connection's: X-Forwarded-For is not trusted
+	// unless a proxy in front is configured to set it (login throttling
+	// keys on it).
+	e.IPExtractor = echo.ExtractIPDirect()
 	e.HTTPErrorHandler = s.handleError
 	// Outermost first: the request id is known to the log line, the log
 	// line sees the status a recovered panic answers, and the body limit
@@ -92,7 +98,7 @@ func (s *Server) routes() {
 	// from authorization. /rest/v1 (REST issue) mounts here behind the same
 	// chain; /webhook/{domain}/{name} (webhooks issue) resolves its instance
 	// from the path instead.
-	data := []echo.MiddlewareFunc{tenant.Middleware(s.reg), auth.Middleware()}
+	data := []echo.MiddlewareFunc{tenant.Middleware(s.reg), s.accounts.Middleware(s.st)}
 	e.POST("/graphql", s.gql.Serve, data...)
 	e.GET("/graphql", s.gql.Serve, data...)
 }

@@ -33,7 +33,8 @@ func slowServer(t *testing.T, cfg Config) (s *Server, entered, release chan stru
 		t.Fatal(err)
 	}
 	entered, release = make(chan struct{}), make(chan struct{})
-	s = New(cfg, zap.NewNop(), st, reg, gql.NewHandler(st, zap.NewNop()), WithRoutes(func(e *echo.Echo) {
+	accounts := auth.NewAccounts([]byte("server test session secret of 32 bytes"))
+	s = New(cfg, zap.NewNop(), st, reg, accounts, gql.NewHandler(st, accounts, zap.NewNop()), WithRoutes(func(e *echo.Echo) {
 		e.GET("/slow", func(c echo.Context) error {
 			close(entered)
 			<-release

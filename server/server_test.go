@@ -103,7 +103,8 @@ func TestReadyz(t *testing.T) {
 	defer st.Close()
 	ps := &pingStore{Store: st}
 	reg := tenant.NewRegistry(ps, gql.Compiler(gql.DefaultConfig()), auth.NewToken)
-	h := server.New(server.DefaultConfig(), zap.NewNop(), ps, reg, gql.NewHandler(ps, zap.NewNop())).Handler()
+	accounts := auth.NewAccounts([]byte("server test session secret of 32 bytes"))
+	h := server.New(server.DefaultConfig(), zap.NewNop(), ps, reg, accounts, gql.NewHandler(ps, accounts, zap.NewNop())).Handler()
 	get := func() (int, map[string]any) {
 		req, err := http.NewRequest("GET", "/readyz", nil)
 		if err != nil {

@@ -108,7 +108,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	cfg := server.DefaultConfig()
 	cfg.Addr, cfg.BodyLimit, cfg.AdminTokenHash = f.addr, limit, hash
-	srv := server.New(cfg, log, st, reg, gql.NewHandler(st, log))
+	secret, err := auth.LoadSecret(ctx, st)
+	if err != nil {
+		return fmt.Errorf("loading the session secret: %w", err)
+	}
+	accounts := auth.NewAccounts(secret)
+	srv := server.New(cfg, log, st, reg, accounts, gql.NewHandler(st, accounts, log))
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err

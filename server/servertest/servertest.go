@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"testing"
 
@@ -42,6 +43,8 @@ type Env struct {
 	Store    store.Store
 	Registry *tenant.Registry
 	Server   *server.Server
+	// Accounts is the accounts service; tests move its clock (Now).
+	Accounts *auth.Accounts
 	// Client is the HTTP client the helpers use.
 	Client *http.Client
 }
@@ -89,6 +92,8 @@ func Start(t testing.TB, opts ...Option) *Env {
 		opt(&o)
 	}
 	o.cfg.AdminTokenHash = auth.HashToken(AdminToken)
+	o.logger = capturing(o.logger)
+	noteSecret(AdminToken)
 
 	bcfg := bolt.DefaultConfig()
 	bcfg.NoSync = true // a test's data need not survive a machine crash
@@ -105,10 +110,11 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if err := reg.Load(context.Background()); err != nil {
 		t.Fatalf("servertest: loading the registry: %v", err)
 	}
-	srv := server.New(o.cfg, o.logger, st, reg, gql.NewHandler(st, o.logger), o.server...)
+	accounts := auth.NewAccounts([]byte("servertest session secret, 32 bytes or more"))
+	srv := server.New(o.cfg, o.logger, st, reg, accounts, gql.NewHandler(st, accounts, o.logger), o.server...)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close) // runs before the store closes
-	return &Env{t: t, URL: hs.URL, Store: st, Registry: reg, Server: srv, Client: hs.Client()}
+	return &Env{t: t, URL: hs.URL, Store: st, Registry: reg, Accounts: accounts, Server: srv, Client: hs.Client()}
 }
 
 // DoRaw sends a request and returns the response (body already read and
@@ -129,6 +135,20 @@ func (e *Env) DoRaw(method, path string, headers map[string]string, body any) (*
 			e.t.Fatalf("servertest: encoding the body of %s %s: %v", method, path, err)
 		}
 		r = bytes.NewReader(j)
+		var sent any
+		if json.Unmarshal(j, &sent) == nil {
+			noteSecrets(sent)
+		}
+	}
+	if auth := headers["authorization"]; auth != "" {
+		noteSecret(auth)
+	}
+	if u, err := url.Parse(path); err == nil {
+		for _, k := range []string{"password", "token", "sessionToken"} {
+			for _, v := range u.Query()[k] {
+				noteSecret(v)
+			}
+		}
 	}
 	req, err := http.NewRequest(method, e.URL+path, r)
 	if err != nil {
@@ -148,6 +168,10 @@ func (e *Env) DoRaw(method, path string, headers map[string]string, body any) (*
 	out, err := io.ReadAll(res.Body)
 	if err != nil {
 		e.t.Fatalf("servertest: %s %s: reading the answer: %v", method, path, err)
+	}
+	var got any
+	if json.Unmarshal(out, &got) == nil {
+		noteSecrets(got)
 	}
 	return res, out
 }

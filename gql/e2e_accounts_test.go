@@ -1,0 +1,304 @@
+package gql_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/corehq/core/tenant"
+)
+
+const (
+	createAccountDoc = `mutation($v: AccountInput!) { createAccount(value: $v) { id createdBy } }`
+	loginDoc         = `query($u: String!, $p: String!) { login(username: $u, password: $p) { core sessionToken sessionExpires errorCode errorMsg } }`
+	loginByEmailDoc  = `query($e: String!, $p: String!) { loginByEmail(email: $e, password: $p) { core sessionToken sessionExpires errorCode errorMsg } }`
+)
+
+// newAccount creates an account with the instance token and returns its id.
+func (c *client) newAccount(username, email, password string) string {
+	c.t.Helper()
+	v := map[string]any{"password": map[string]any{"value": password}}
+	if username != "" {
+		v["username"] = username
+	}
+	if email != "" {
+		v["emails"] = []any{email}
+	}
+	d := c.data(createAccountDoc, map[string]any{"v": v})
+	return path(d, "createAccount", "id").(string)
+}
+
+// login logs in by username and returns a client acting with the session.
+func (c *client) login(username, password string) *client {
+	c.t.Helper()
+	_, body := c.env.GraphQL(c.domain, "", loginDoc, map[string]any{"u": username, "p": password})
+	token, _ := path(body, "data", "login", "sessionToken").(string)
+	if token == "" {
+		c.t.Fatalf("login %s failed: %s", username, dump(body))
+	}
+	return &client{t: c.t, env: c.env, domain: c.domain, token: token}
+}
+
+func TestLogin(t *testing.T) {
+	t.Parallel()
+	c := newBookstore(t)
+	id := c.newAccount("ada", "ada@example.com", "correct horse battery")
+	before := time.Now().Unix()
+
+	for _, tc := range []struct {
+		name, doc, field string
+		vars             map[string]any
+	}{
+		{"by username", loginDoc, "login", map[string]any{"u": "ada", "p": "correct horse battery"}},
+		{"by e-mail", loginByEmailDoc, "loginByEmail", map[string]any{"e": "ada@example.com", "p": "correct horse battery"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := c.env.GraphQL(c.domain, "", tc.doc, tc.vars)
+			got := path(body, "data", tc.field).(map[string]any)
+			token, _ := got["sessionToken"].(string)
+			expires, _ := got["sessionExpires"].(float64)
+			if status != 200 || token == "" || got["core"] != nil || got["errorCode"] != nil || got["errorMsg"] != nil {
+				t.Fatalf("%d %s", status, dump(body))
+			}
+			week := float64(before + 7*24*3600)
+			if expires < week-5 || expires > week+5 {
+				t.Errorf("sessionExpires = %.0f, want about %.0f (7 days, Unix seconds)", expires, week)
+			}
+			me := &client{t: t, env: c.env, domain: c.domain, token: token}
+			acct := me.data(`query($id: String!) { get(type: Account, id: $id) { ... on Account { username emails } } }`, map[string]any{"id": id})
+			if diff := cmp.Diff(map[string]any{"username": "ada", "emails": []any{"ada@example.com"}}, acct["get"]); diff != "" {
+				t.Errorf("own Account through the session (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// Unknown user and wrong password: the same answer.
+	_, unknown := c.env.GraphQL(c.domain, "", loginDoc, map[string]any{"u": "nobody", "p": "correct horse battery"})
+	_, wrong := c.env.GraphQL(c.domain, "", loginDoc, map[string]any{"u": "ada", "p": "wrong horse battery"})
+	want := map[string]any{"data": map[string]any{"login": map[string]any{"core": nil, "sessionToken": nil, "sessionExpires": nil,
+		"errorCode": "INVALID_CREDENTIALS", "errorMsg": "invalid username or password"}}}
+	if diff := cmp.Diff(want, unknown); diff != "" {
+		t.Errorf("unknown user (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(unknown, wrong); diff != "" {
+		t.Errorf("wrong password differs from unknown user (-unknown +wrong):\n%s", diff)
+	}
+
+	// The password is never returned, filtered or set by an unknown shape.
+	if status, _, _ := c.fail(`{ find(type: Account, arcql: "*") { edges { node { ... on Account { password } } } } }`, nil); status != 400 {
+		t.Errorf("selecting Account.password: status %d, want 400", status)
+	}
+	if _, _, code := c.fail(`{ find(type: Account, arcql: "password = 'x'") { edges { cursor } } }`, nil); code != "BAD_FILTER" {
+		t.Errorf("filtering on Account.password: %s, want BAD_FILTER", code)
+	}
+	for _, pw := range []string{"short", strings.Repeat("x", 1025)} {
+		if _, msg, code := c.fail(createAccountDoc, map[string]any{"v": map[string]any{"username": "bob" + pw[:1], "password": map[string]any{"value": pw}}}); code != "BAD_REQUEST" || !strings.Contains(msg, "password") {
+			t.Errorf("password of %d bytes: %s %q", len(pw), code, msg)
+		}
+	}
+	if _, msg, code := c.fail(loginDoc, map[string]any{"u": "ada", "p": strings.Repeat("x", 1025)}); code != "BAD_REQUEST" || !strings.Contains(msg, "1024") {
+		t.Errorf("login with an oversized password: %s %q", code, msg)
+	}
+}
+
+func TestCreateAccountPermissions(t *testing.T) {
+	t.Parallel()
+	env := newBookstore(t).env
+	closed := &client{t: t, env: env, domain: "closed.test"}
+	closed.token = env.CreateInstance("closed.test", "bookstore", "v1", tenant.Settings{})
+	open := &client{t: t, env: env, domain: "open.test"}
+	open.token = env.CreateInstance("open.test", "bookstore", "v1", tenant.Settings{AnonymousRegistration: true})
+	v := map[string]any{"v": map[string]any{"username": "eve", "password": map[string]any{"value": "eve's password"}}}
+
+	if status, body := env.GraphQL(closed.domain, "", createAccountDoc, v); status != 401 || path(body, "errors", 0, "extensions", "code") != "UNAUTHENTICATED" {
+		t.Errorf("anonymous createAccount where registration is closed: %d %s", status, dump(body))
+	}
+	status, body := env.GraphQL(open.domain, "", createAccountDoc, v)
+	id, _ := path(body, "data", "createAccount", "id").(string)
+	if status != 200 || id == "" || path(body, "data", "createAccount", "createdBy") != id {
+		t.Fatalf("anonymous createAccount where registration is open: %d %s (want createdBy = the account)", status, dump(body))
+	}
+	eve := open.login("eve", "eve's password")
+	if _, _, code := eve.fail(createAccountDoc, map[string]any{"v": map[string]any{"username": "mallory", "password": map[string]any{"value": "mallory's password"}}}); code != "FORBIDDEN" {
+		t.Errorf("a user creating an account: %s, want FORBIDDEN", code)
+	}
+	if _, _, code := open.fail(createAccountDoc, v); code != "CONFLICT" {
+		t.Errorf("a second eve: %s, want CONFLICT", code)
+	}
+	// Anonymous callers cannot touch records, even where registration is open.
+	if status, _ := env.GraphQL(open.domain, "", `{ find(type: Book, arcql: "*") { edges { cursor } } }`, nil); status != 401 {
+		t.Errorf("anonymous find: %d, want 401", status)
+	}
+}
+
+func TestSessionTokens(t *testing.T) {
+	t.Parallel()
+	c := newBookstore(t)
+	c.newAccount("ada", "", "correct horse battery")
+	ada := c.login("ada", "correct horse battery")
+	get := `{ get(type: Book, id: "nothing") { __typename } }`
+	if status, body := ada.do(get, nil); status != 200 || body["errors"] != nil {
+		t.Fatalf("a fresh session: %d %s", status, dump(body))
+	}
+	bearer := &client{t: t, env: c.env, domain: c.domain, token: "Bearer " + ada.token}
+	if status, _ := bearer.do(get, nil); status != 200 {
+		t.Errorf("Bearer session token: %d", status)
+	}
+
+	// Another instance of the same release does not accept it.
+	c.env.CreateInstance("other.test", "bookstore", "v1", tenant.Settings{})
+	if status, _ := c.env.GraphQL("other.test", ada.token, get, nil); status != 401 {
+		t.Errorf("session token on another instance: %d, want 401", status)
+	}
+	// A forged or mangled token.
+	for _, bad := range []string{ada.token + "x", ada.token[:len(ada.token)-4] + "AAAA", "cs1.eyJ9.AAAA", "cs1."} {
+		if status, _ := c.env.GraphQL(c.domain, bad, get, nil); status != 401 {
+			t.Errorf("token %q: %d, want 401", bad, status)
+		}
+	}
+
+	// A password change keeps the session that made it and revokes the others.
+	other := c.login("ada", "correct horse battery")
+	id := path(ada.data(`{ find(type: Account, arcql: "*") { edges { cursor } } }`, nil), "find", "edges", 0, "cursor").(string)
+	ada.data(upsertDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": id}, "password": map[string]any{"value": "new horse battery"}}}})
+	if status, _ := ada.do(get, nil); status != 200 {
+		t.Errorf("the session that changed the password: %d, want 200", status)
+	}
+	if status, _ := other.do(get, nil); status != 401 {
+		t.Errorf("another session after the password change: %d, want 401", status)
+	}
+	if _, body := c.env.GraphQL(c.domain, "", loginDoc, map[string]any{"u": "ada", "p": "correct horse battery"}); path(body, "data", "login", "errorCode") != "INVALID_CREDENTIALS" {
+		t.Errorf("the old password still logs in: %s", dump(body))
+	}
+	fresh := c.login("ada", "new horse battery")
+
+	// Logout revokes every session issued until then.
+	ada.data(`mutation { logout }`, nil)
+	for _, s := range []*client{ada, fresh} {
+		if status, _ := s.do(get, nil); status != 401 {
+			t.Errorf("a session after logout: %d, want 401", status)
+		}
+	}
+
+	// Sessions expire after 7 days.
+	later := c.login("ada", "new horse battery")
+	c.env.Accounts.Shift(7*24*time.Hour + time.Minute)
+	if status, _ := later.do(get, nil); status != 401 {
+		t.Errorf("a session after 7 days: %d, want 401", status)
+	}
+
+	// A disabled account cannot log in and its sessions stop.
+	c.env.Accounts.Shift(-(7*24*time.Hour + time.Minute))
+	live := c.login("ada", "new horse battery")
+	c.data(upsertDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": id}, "enabled": false}}})
+	if status, _ := live.do(get, nil); status != 401 {
+		t.Errorf("a session of a disabled account: %d, want 401", status)
+	}
+	if _, body := c.env.GraphQL(c.domain, "", loginDoc, map[string]any{"u": "ada", "p": "new horse battery"}); path(body, "data", "login", "errorCode") != "ACCOUNT_DISABLED" {
+		t.Errorf("login of a disabled account: %s", dump(body))
+	}
+}
+
+func TestOwnerRule(t *testing.T) {
+	t.Parallel()
+	c := newBookstore(t)
+	adaID := c.newAccount("ada", "", "ada's password")
+	c.newAccount("bob", "", "bob's password")
+	ada, bob := c.login("ada", "ada's password"), c.login("bob", "bob's password")
+	c.data(upsertDoc, map[string]any{"v": map[string]any{"Book": map[string]any{"core": map[string]any{"id": "admins"}, "title": "by the instance token"}}})
+	d := ada.data(upsertDoc, map[string]any{"v": map[string]any{"Book": []any{
+		map[string]any{"core": map[string]any{"id": "ada1"}, "title": "ada one", "price": 1},
+		map[string]any{"core": map[string]any{"id": "ada2"}, "title": "ada two", "price": 2},
+	}}})
+	if path(d, "upsert", 0, "createdBy") != adaID {
+		t.Errorf("createdBy of ada's record = %v, want %s", path(d, "upsert", 0, "createdBy"), adaID)
+	}
+	bob.data(upsertDoc, map[string]any{"v": map[string]any{"Book": map[string]any{"core": map[string]any{"id": "bob1"}, "title": "bob one", "price": 3}}})
+
+	if diff := cmp.Diff([]string{"ada one", "ada two"}, ada.names("Book", "*")); diff != "" {
+		t.Errorf("ada's find (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"ada one", "ada two", "by the instance token", "bob one"}, c.names("Book", "*")); diff != "" {
+		t.Errorf("the instance token's find (-want +got):\n%s", diff)
+	}
+	if g := ada.data(`{ get(type: Book, id: "bob1") { __typename } }`, nil)["get"]; g != nil {
+		t.Errorf("ada gets bob's record: %v", g)
+	}
+	if _, _, code := ada.fail(upsertDoc, map[string]any{"v": map[string]any{"Book": map[string]any{"core": map[string]any{"id": "bob1"}, "title": "mine now"}}}); code != "FORBIDDEN" {
+		t.Errorf("ada upserts bob's record: %s, want FORBIDDEN", code)
+	}
+	if title := path(bob.data(`{ get(type: Book, id: "bob1") { ... on Book { title } } }`, nil), "get", "title"); title != "bob one" {
+		t.Errorf("bob's record after ada's refused upsert: %v", title)
+	}
+	if n := ada.data(`mutation { trash(type: Book, arcql: "*") }`, nil)["trash"]; n != float64(2) {
+		t.Errorf("ada trashes * = %v, want her 2", n)
+	}
+	ada.data(`mutation { untrash(type: Book, arcql: "*") }`, nil)
+	if n := ada.data(`mutation { delete(type: Book, arcql: "price > 1") }`, nil)["delete"]; n != float64(1) {
+		t.Errorf("ada deletes price > 1 = %v, want 1 (her own)", n)
+	}
+	if got := bob.names("Book", "*"); len(got) != 1 {
+		t.Errorf("bob's records after ada's delete: %v", got)
+	}
+	ada.data(upsertDoc, map[string]any{"v": map[string]any{"Author": map[string]any{"core": map[string]any{"id": "adas"}, "name": "Ada"}}})
+	if _, _, code := ada.fail(`mutation { link(from: Author, to: Book, via: "booklist", whereFromID: "adas", andToID: "bob1") }`, nil); code != "NOT_FOUND" {
+		t.Errorf("ada links bob's book: %s, want NOT_FOUND", code)
+	}
+	if _, _, code := ada.fail(upsertDoc, map[string]any{"v": map[string]any{"Author": map[string]any{"core": map[string]any{"id": "adas"}, "bestbook": map[string]any{"core": map[string]any{"id": "bob1"}}}}}); code != "NOT_FOUND" {
+		t.Errorf("ada references bob's book: %s, want NOT_FOUND", code)
+	}
+	// An account reads and updates its own Account, but not its flags,
+	// and no other account.
+	ada.data(upsertDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": adaID}, "emails": []any{"ada@example.com"}}}})
+	if _, _, code := ada.fail(upsertDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": adaID}, "verified": true}}}); code != "FORBIDDEN" {
+		t.Errorf("ada verifies herself: %s, want FORBIDDEN", code)
+	}
+	if got := ada.names("Account", "*"); len(got) != 1 {
+		t.Errorf("accounts ada sees: %d, want 1", len(got))
+	}
+}
+
+func TestLoginThrottle(t *testing.T) {
+	t.Parallel()
+	c := newBookstore(t)
+	c.newAccount("ada", "", "correct horse battery")
+	bad := map[string]any{"u": "ada", "p": "wrong password!"}
+	for i := 0; i < 10; i++ {
+		if status, body := c.env.GraphQL(c.domain, "", loginDoc, bad); status != 200 || path(body, "data", "login", "errorCode") != "INVALID_CREDENTIALS" {
+			t.Fatalf("failure %d: %d %s", i+1, status, dump(body))
+		}
+	}
+	res, raw := c.env.DoRaw("POST", "/graphql", map[string]string{"core-domain": c.domain},
+		map[string]any{"query": loginDoc, "variables": map[string]any{"u": "ada", "p": "correct horse battery"}})
+	if res.StatusCode != 429 || res.Header.Get("Retry-After") == "" || !strings.Contains(string(raw), "RATE_LIMITED") {
+		t.Fatalf("the right password after 10 failures: %d Retry-After=%q %s", res.StatusCode, res.Header.Get("Retry-After"), raw)
+	}
+	c.env.Accounts.Shift(15*time.Minute + time.Second)
+	c.login("ada", "correct horse battery")
+
+	// Per client address: failures against many names count together, and
+	// aliased logins in one document count one by one.
+	var doc strings.Builder
+	doc.WriteString("{")
+	for i := 0; i < 11; i++ {
+		doc.WriteString(` l` + string(rune('a'+i)) + `: login(username: "nobody` + string(rune('a'+i)) + `", password: "wrong password!") { errorCode }`)
+	}
+	doc.WriteString("}")
+	status, body := c.env.GraphQL(c.domain, "", doc.String(), nil)
+	failed, refused := 0, 0
+	for _, v := range path(body, "data").(map[string]any) {
+		if path(v, "errorCode") == "INVALID_CREDENTIALS" {
+			failed++
+		}
+	}
+	for _, e := range path(body, "errors").([]any) {
+		if path(e, "extensions", "code") == "RATE_LIMITED" {
+			refused++
+		}
+	}
+	if status != 429 || failed != 10 || refused != 1 {
+		t.Errorf("11 aliased failed logins: %d, %d failed, %d refused; want 429, 10, 1: %s", status, failed, refused, dump(body))
+	}
+}
