@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"reflect"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -37,50 +34,10 @@ func decode(c echo.Context, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return errcode.Wrap(errcode.BadRequest, err, "%s", describe(err))
+		return errcode.Wrap(errcode.BadRequest, err, "%s", errcode.DescribeJSON(err))
 	}
 	if rest := bytes.TrimSpace(trimmed[dec.InputOffset():]); len(rest) > 0 {
 		return errcode.New(errcode.BadRequest, "request body must hold one JSON object; found more after it")
 	}
 	return nil
-}
-
-// describe turns a decoding error into a message for the client.
-func describe(err error) string {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return fmt.Sprintf("malformed JSON at byte %d: %s", syn.Offset, syn.Error())
-	case errors.As(err, &typ):
-		if typ.Field == "" {
-			return fmt.Sprintf("request body must be a JSON object, not %s", typ.Value)
-		}
-		return fmt.Sprintf("field %q must be %s, not %s", typ.Field, jsonKind(typ.Type), typ.Value)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "malformed JSON: unexpected end of input"
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return strings.TrimPrefix(err.Error(), "json: ")
-	default:
-		return "malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")
-	}
-}
-
-// jsonKind names a Go type the way a JSON client thinks of it.
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.String:
-		return "a string"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	default:
-		return "a number"
-	}
 }

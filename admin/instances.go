@@ -1,67 +1,56 @@
 package admin
 
 import (
+	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/tenant"
 )
 
-// instanceBody is the body of POST /instances.
+// instanceBody is the body of POST /instances: the instance's domain,
+// app and release, and any settings (tenant.Settings, by their JSON names).
 type instanceBody struct {
-	Domain                string            `json:"domain"`
-	App                   string            `json:"app"`
-	Release               string            `json:"release"`
-	AnonymousRequests     bool              `json:"anonymousRequests"`
-	AnonymousRegistration bool              `json:"anonymousRegistration"`
-	Env                   map[string]string `json:"env"`
+	Domain  string `json:"domain"`
+	App     string `json:"app"`
+	Release string `json:"release"`
+	tenant.Settings
 }
 
-// patchBody is the body of PATCH /instances/{domain}: absent (or null)
-// fields keep their value; env replaces the whole env ({} clears it).
-type patchBody struct {
-	Release               *string           `json:"release"`
-	AnonymousRequests     *bool             `json:"anonymousRequests"`
-	AnonymousRegistration *bool             `json:"anonymousRegistration"`
-	Env                   map[string]string `json:"env"`
-}
-
-// instanceView is an instance as the admin API shows it. Token is set only
-// in the answers that create it (creation, rotation).
+// instanceView is an instance as the admin API shows it: its settings
+// inline. Token is set only in the answers that create it (creation,
+// rotation).
 type instanceView struct {
-	Domain                string            `json:"domain"`
-	InstanceID            string            `json:"instanceId"`
-	App                   string            `json:"app"`
-	Release               string            `json:"release"`
-	Realm                 string            `json:"realm"`
-	AnonymousRequests     bool              `json:"anonymousRequests"`
-	AnonymousRegistration bool              `json:"anonymousRegistration"`
-	Env                   map[string]string `json:"env"`
-	AdminAccountID        string            `json:"adminAccountId"`
-	Created               time.Time         `json:"created"`
-	Token                 string            `json:"token,omitempty"`
+	Domain     string `json:"domain"`
+	InstanceID string `json:"instanceId"`
+	App        string `json:"app"`
+	Release    string `json:"release"`
+	Realm      string `json:"realm"`
+	tenant.Settings
+	AdminAccountID string    `json:"adminAccountId"`
+	Created        time.Time `json:"created"`
+	Token          string    `json:"token,omitempty"`
 }
 
 func viewInstance(inst *tenant.Instance) instanceView {
 	rel := inst.Release()
-	env := inst.Settings.Env
-	if env == nil {
-		env = map[string]string{}
+	v := instanceView{
+		Domain:         inst.Domain,
+		InstanceID:     inst.ID,
+		App:            inst.App,
+		Release:        rel.Name,
+		Realm:          rel.Realm,
+		Settings:       inst.Settings,
+		AdminAccountID: inst.AdminAccountID,
+		Created:        inst.Created,
 	}
-	return instanceView{
-		Domain:                inst.Domain,
-		InstanceID:            inst.ID,
-		App:                   inst.App,
-		Release:               rel.Name,
-		Realm:                 rel.Realm,
-		AnonymousRequests:     inst.Settings.AnonymousRequests,
-		AnonymousRegistration: inst.Settings.AnonymousRegistration,
-		Env:                   env,
-		AdminAccountID:        inst.AdminAccountID,
-		Created:               inst.Created,
+	if v.Env == nil {
+		v.Env = map[string]string{}
 	}
+	return v
 }
 
 // createInstance answers 201 with the instance and its token, shown once.
@@ -71,14 +60,10 @@ func (h *Handler) createInstance(c echo.Context) error {
 		return err
 	}
 	inst, token, err := h.reg.CreateInstance(c.Request().Context(), tenant.InstanceSpec{
-		Domain:  b.Domain,
-		App:     b.App,
-		Release: b.Release,
-		Settings: tenant.Settings{
-			AnonymousRequests:     b.AnonymousRequests,
-			AnonymousRegistration: b.AnonymousRegistration,
-			Env:                   b.Env,
-		},
+		Domain:   b.Domain,
+		App:      b.App,
+		Release:  b.Release,
+		Settings: b.Settings,
 	})
 	if err != nil {
 		return err
@@ -104,17 +89,27 @@ func (h *Handler) getInstance(c echo.Context) error {
 	return c.JSON(http.StatusOK, viewInstance(inst))
 }
 
+// patchInstance applies a PATCH: `release` moves the instance; every
+// other field is a setting (absent or null keeps its value; env replaces
+// the whole env, {} clears it).
 func (h *Handler) patchInstance(c echo.Context) error {
-	var b patchBody
+	var b map[string]json.RawMessage
 	if err := decode(c, &b); err != nil {
 		return err
 	}
-	inst, err := h.reg.UpdateInstance(c.Request().Context(), c.Param("domain"), tenant.Change{
-		Release:               b.Release,
-		AnonymousRequests:     b.AnonymousRequests,
-		AnonymousRegistration: b.AnonymousRegistration,
-		Env:                   b.Env,
-	})
+	var ch tenant.Change
+	if raw, ok := b["release"]; ok && string(raw) != "null" {
+		var rel string
+		if err := json.Unmarshal(raw, &rel); err != nil {
+			return errcode.New(errcode.BadRequest, "release: expected a string")
+		}
+		ch.Release = &rel
+	}
+	delete(b, "release")
+	if len(b) > 0 {
+		ch.Settings, _ = json.Marshal(b)
+	}
+	inst, err := h.reg.UpdateInstance(c.Request().Context(), c.Param("domain"), ch)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,10 @@ const (
 	RateLimited     Code = "RATE_LIMITED"
 	Unavailable     Code = "UNAVAILABLE"
 	Internal        Code = "INTERNAL"
+	// BadGateway: a function (webhook) failed or answered something unusable.
+	BadGateway Code = "BAD_GATEWAY"
+	// Timeout: a function ran past its deadline.
+	Timeout Code = "TIMEOUT"
 )
 
 // Status is the HTTP status a code answers with.
@@ -55,6 +59,10 @@ func (c Code) Status() int {
 		return http.StatusTooManyRequests
 	case Unavailable:
 		return http.StatusServiceUnavailable
+	case BadGateway:
+		return http.StatusBadGateway
+	case Timeout:
+		return http.StatusGatewayTimeout
 	default:
 		return http.StatusInternalServerError
 	}

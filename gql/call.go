@@ -20,6 +20,9 @@ type Env struct {
 	Principal auth.Principal
 	// ClientIP is the caller's address, for login throttling.
 	ClientIP string
+	// Token is the caller's token as sent (functions receive it as
+	// input.core.token to call back into the API as the caller).
+	Token string
 }
 
 // call is the per-request state resolvers reach through the context.

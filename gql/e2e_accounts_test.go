@@ -127,6 +127,18 @@ func TestCreateAccountPermissions(t *testing.T) {
 	if _, _, code := open.fail(createAccountDoc, v); code != "CONFLICT" {
 		t.Errorf("a second eve: %s, want CONFLICT", code)
 	}
+	// Where the instance lets users create accounts, they may; sessions
+	// there last the instance's sessionLifetime.
+	users := &client{t: t, env: env, domain: "users.test"}
+	users.token = env.CreateInstance("users.test", "bookstore", "v1", tenant.Settings{UsersMayCreateAccounts: true, SessionLifetime: 3600})
+	users.newAccount("eve", "", "eve's password")
+	_, lb := env.GraphQL(users.domain, "", loginDoc, map[string]any{"u": "eve", "p": "eve's password"})
+	if exp, _ := path(lb, "data", "login", "sessionExpires").(float64); exp < float64(time.Now().Unix()+3590) || exp > float64(time.Now().Unix()+3610) {
+		t.Errorf("sessionExpires with a 1-hour lifetime: %s", dump(lb))
+	}
+	eve2 := &client{t: t, env: env, domain: users.domain, token: path(lb, "data", "login", "sessionToken").(string)}
+	eve2.data(createAccountDoc, map[string]any{"v": map[string]any{"username": "frank", "password": map[string]any{"value": "frank's password"}}})
+
 	// Anonymous callers cannot touch records, even where registration is open.
 	if status, _ := env.GraphQL(open.domain, "", `{ find(type: Book, arcql: "*") { edges { cursor } } }`, nil); status != 401 {
 		t.Errorf("anonymous find: %d, want 401", status)

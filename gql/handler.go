@@ -35,9 +35,14 @@ func NewHandler(st store.Store, accounts *auth.Accounts, log *zap.Logger) *Handl
 // client address. Every door that runs GraphQL builds its Env here.
 func (h *Handler) Env(c echo.Context) Env {
 	ctx := c.Request().Context()
-	inst := tenant.FromContext(ctx)
+	return h.EnvFor(tenant.FromContext(ctx), auth.FromContext(ctx), auth.BearerToken(c.Request().Header.Get("authorization")), c.RealIP())
+}
+
+// EnvFor returns the environment of a request for inst by a caller who
+// sent token, loading the instance's release once.
+func (h *Handler) EnvFor(inst *tenant.Instance, p auth.Principal, token, clientIP string) Env {
 	return Env{Store: h.store, Accounts: h.accounts, Instance: inst, Release: inst.Release(),
-		Principal: auth.FromContext(ctx), ClientIP: c.RealIP()}
+		Principal: p, ClientIP: clientIP, Token: token}
 }
 
 // Log returns the handler's logger.
@@ -87,31 +92,13 @@ func readRequest(r *http.Request) (Request, error) {
 			if errors.As(err, &tooLarge) {
 				return req, errcode.New(errcode.TooLarge, "the request body is larger than %d bytes", tooLarge.Limit)
 			}
-			return req, errcode.New(errcode.BadRequest, "the body is not a GraphQL request: %s", jsonProblem(err))
+			return req, errcode.New(errcode.BadRequest, "the body is not a GraphQL request: %s", errcode.DescribeJSON(err))
 		}
 	}
 	if req.Query == "" {
 		return req, errcode.New(errcode.BadRequest, "query is required")
 	}
 	return req, nil
-}
-
-// jsonProblem describes a JSON decoding error without echoing input.
-func jsonProblem(err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return "malformed JSON at byte " + itoa(se.Offset)
-	case errors.As(err, &te):
-		return "field " + te.Field + " has the wrong type"
-	}
-	return "malformed JSON"
-}
-
-func itoa(n int64) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
 
 // isMutation reports whether the operation a request runs is a mutation.

@@ -119,6 +119,9 @@ func resolveLogin(byEmail bool) graphql.FieldResolveFn {
 
 // sessionLifetime is how long the instance's sessions last.
 func sessionLifetime(c *call) time.Duration {
+	if s := c.Instance.Settings.SessionLifetime; s > 0 {
+		return time.Duration(s) * time.Second
+	}
 	return auth.DefaultSessionLifetime
 }
 
@@ -139,8 +142,8 @@ func resolveLogout(p graphql.ResolveParams) (any, error) {
 
 // resolveCreateAccount answers createAccount: a new Account with a
 // password. The instance token may always; anonymous callers only where
-// the instance allows anonymous registration; users never (they have an
-// account).
+// the instance allows anonymous registration; users only where the
+// instance lets users create accounts.
 func resolveCreateAccount(p graphql.ResolveParams) (any, error) {
 	c := callFrom(p.Context)
 	switch c.Principal.Kind {
@@ -149,7 +152,9 @@ func resolveCreateAccount(p graphql.ResolveParams) (any, error) {
 			return nil, errcode.New(errcode.Forbidden, "this instance does not allow anonymous registration")
 		}
 	case auth.User:
-		return nil, errcode.New(errcode.Forbidden, "accounts are created by the instance token or by anonymous registration")
+		if !c.Instance.Settings.UsersMayCreateAccounts {
+			return nil, errcode.New(errcode.Forbidden, "this instance does not let users create accounts")
+		}
 	}
 	in, ok := rawArg(p, "value").(map[string]any)
 	if !ok {
@@ -171,7 +176,7 @@ func resolveCreateAccount(p graphql.ResolveParams) (any, error) {
 		}
 	}
 	t, _ := c.schema.model.Type("Account")
-	u := newUpserter(c)
+	u := newUpserter(c, p)
 	u.creating = true
 	id, err := u.record(t, in, "value", true)
 	if err != nil {

@@ -23,7 +23,7 @@ func resolveUpsert(p graphql.ResolveParams) (any, error) {
 		return nil, err
 	}
 	values, _ := rawArg(p, "values").(map[string]any)
-	u := newUpserter(c)
+	u := newUpserter(c, p)
 	// Types in name order, so that the writes (and any error) are the same
 	// for the same input.
 	types := make([]string, 0, len(values))
@@ -106,6 +106,7 @@ func astValue(v ast.Value, raw, coerced map[string]any) any {
 // upserter collects the writes of one upsert.
 type upserter struct {
 	c *call
+	p graphql.ResolveParams
 	// creating is set by createAccount: the records are new.
 	creating bool
 	ops      []store.Op
@@ -116,8 +117,8 @@ type upserter struct {
 	refs map[string]map[string]string
 }
 
-func newUpserter(c *call) *upserter {
-	return &upserter{c: c, refs: map[string]map[string]string{}}
+func newUpserter(c *call, p graphql.ResolveParams) *upserter {
+	return &upserter{c: c, p: p, refs: map[string]map[string]string{}}
 }
 
 // record adds the upsert of one record input and returns its id.
@@ -174,6 +175,11 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 	}
 	if id == "" {
 		id = store.NewID()
+	}
+	if t.Name == "Webhook" {
+		if err := u.checkWebhook(u.p, obj, set, id, path); err != nil {
+			return "", err
+		}
 	}
 	var required []string
 	for _, f := range t.Fields {

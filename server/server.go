@@ -12,8 +12,10 @@ import (
 
 	"github.com/corehq/core/admin"
 	"github.com/corehq/core/auth"
+	"github.com/corehq/core/gql"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
+	"github.com/corehq/core/webhook"
 )
 
 // Server is cored's HTTP server.
@@ -23,15 +25,9 @@ type Server struct {
 	st       store.Store
 	reg      *tenant.Registry
 	accounts *auth.Accounts
-	gql      GraphQL
+	gql      *gql.Handler
 	echo     *echo.Echo
 	http     *http.Server
-}
-
-// GraphQL answers GraphQL-over-HTTP requests for the instance and caller
-// in the request context (*gql.Handler).
-type GraphQL interface {
-	Serve(c echo.Context) error
 }
 
 // Option adds to what New builds.
@@ -50,7 +46,7 @@ func WithRoutes(mount func(e *echo.Echo)) Option {
 // New builds the server over a store, the registry of instances, the
 // accounts service (session checks) and the GraphQL handler
 // (gql.NewHandler).
-func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Registry, accounts *auth.Accounts, gqlh GraphQL, opts ...Option) *Server {
+func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Registry, accounts *auth.Accounts, gqlh *gql.Handler, opts ...Option) *Server {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
@@ -101,6 +97,10 @@ func (s *Server) routes() {
 	data := []echo.MiddlewareFunc{tenant.Middleware(s.reg), s.accounts.Middleware(s.st)}
 	e.POST("/graphql", s.gql.Serve, data...)
 	e.GET("/graphql", s.gql.Serve, data...)
+
+	wcfg := webhook.DefaultConfig()
+	wcfg.BodyLimit = s.cfg.BodyLimit
+	webhook.New(wcfg, s.reg, s.gql, s.log).Register(e)
 }
 
 // Handler returns the routes as an http.Handler, for in-process use.

@@ -1,11 +1,15 @@
 package tenant
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"maps"
+	"reflect"
 	"sync/atomic"
 	"time"
 
+	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/schema"
 )
 
@@ -36,8 +40,13 @@ type Settings struct {
 	AnonymousRequests bool `json:"anonymousRequests"`
 	// AnonymousRegistration lets anonymous callers createAccount.
 	AnonymousRegistration bool `json:"anonymousRegistration"`
+	// UsersMayCreateAccounts lets users with a session createAccount.
+	UsersMayCreateAccounts bool `json:"usersMayCreateAccounts"`
+	// SessionLifetime is how long session tokens last, in seconds; 0 means
+	// the default of 7 days.
+	SessionLifetime int `json:"sessionLifetime"`
 	// Env holds values functions may read (by the names their @fn lists).
-	Env map[string]string `json:"env,omitempty"`
+	Env map[string]string `json:"env"`
 }
 
 // Instance is a deployed release with its own domain, data and token.
@@ -92,9 +101,42 @@ func (s Settings) clone() Settings {
 // equal reports whether two settings are the same (a nil and an empty env
 // are).
 func (s Settings) equal(o Settings) bool {
-	return s.AnonymousRequests == o.AnonymousRequests &&
-		s.AnonymousRegistration == o.AnonymousRegistration &&
-		maps.Equal(s.Env, o.Env)
+	if len(s.Env) == 0 && len(o.Env) == 0 {
+		s.Env, o.Env = nil, nil
+	}
+	return reflect.DeepEqual(s, o)
+}
+
+// Patch applies a JSON object of settings to a copy of s: fields present
+// are set, absent (or null) ones keep their value; env replaces the whole
+// env ({} clears it). Unknown fields are an error naming them.
+func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
+	out := s.clone()
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return s, errcode.New(errcode.BadRequest, "settings: not a JSON object")
+	}
+	for k, v := range fields {
+		if string(v) == "null" {
+			delete(fields, k)
+		}
+	}
+	if _, ok := fields["env"]; ok {
+		out.Env = nil
+	}
+	clean, _ := json.Marshal(fields)
+	dec := json.NewDecoder(bytes.NewReader(clean))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		return s, errcode.New(errcode.BadRequest, "%s", errcode.DescribeJSON(err))
+	}
+	if out.SessionLifetime < 0 {
+		return s, errcode.New(errcode.BadRequest, "settings: sessionLifetime must not be negative")
+	}
+	if len(out.Env) == 0 {
+		out.Env = nil
+	}
+	return out, nil
 }
 
 type ctxKey struct{}

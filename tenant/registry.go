@@ -424,12 +424,9 @@ func unknownInstance(domain string) error {
 // Change is a partial update of an instance; nil fields keep their value.
 type Change struct {
 	// Release moves the instance to another release of its app.
-	Release               *string
-	AnonymousRequests     *bool
-	AnonymousRegistration *bool
-	// Env replaces the instance's env as a whole; nil keeps it, an empty
-	// map clears it.
-	Env map[string]string
+	Release *string
+	// Settings is a JSON object of settings applied with Settings.Patch.
+	Settings json.RawMessage
 }
 
 // UpdateInstance applies a change. A new release is declared to the store,
@@ -438,9 +435,6 @@ type Change struct {
 // Instance value. It returns the instance as it is afterwards.
 func (r *Registry) UpdateInstance(ctx context.Context, domain string, ch Change) (*Instance, error) {
 	domain = NormalizeDomain(domain)
-	if err := checkEnv(ch.Env); err != nil {
-		return nil, err
-	}
 	if ch.Release != nil {
 		if err := checkName("release", *ch.Release); err != nil {
 			return nil, err
@@ -461,16 +455,13 @@ func (r *Registry) UpdateInstance(ctx context.Context, domain string, ch Change)
 		}
 	}
 	set := inst.Settings
-	if ch.AnonymousRequests != nil {
-		set.AnonymousRequests = *ch.AnonymousRequests
-	}
-	if ch.AnonymousRegistration != nil {
-		set.AnonymousRegistration = *ch.AnonymousRegistration
-	}
-	if ch.Env != nil {
-		set.Env = maps.Clone(ch.Env)
-		if len(set.Env) == 0 {
-			set.Env = nil
+	if len(ch.Settings) > 0 {
+		var err error
+		if set, err = inst.Settings.Patch(ch.Settings); err != nil {
+			return nil, err
+		}
+		if err := checkEnv(set.Env); err != nil {
+			return nil, err
 		}
 	}
 	settingsChanged := !set.equal(inst.Settings)

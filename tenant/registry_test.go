@@ -310,8 +310,7 @@ func TestUpdateInstance(t *testing.T) {
 
 	// Settings changes publish a new value and keep the release.
 	got, err = h.reg.UpdateInstance(ctx, "a.test", tenant.Change{
-		AnonymousRequests: ptr(true),
-		Env:               map[string]string{"STRIPE_SECRET": "whsec"},
+		Settings: []byte(`{"anonymousRequests": true, "env": {"STRIPE_SECRET": "whsec"}}`),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -328,7 +327,7 @@ func TestUpdateInstance(t *testing.T) {
 	}
 
 	// An empty env clears it; absent fields keep their values.
-	got, err = h.reg.UpdateInstance(ctx, "a.test", tenant.Change{Env: map[string]string{}})
+	got, err = h.reg.UpdateInstance(ctx, "a.test", tenant.Change{Settings: []byte(`{"env": {}}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +341,9 @@ func TestUpdateInstance(t *testing.T) {
 		ch     tenant.Change
 		code   errcode.Code
 	}{
-		{"unknown domain", "nope.test", tenant.Change{AnonymousRequests: ptr(true)}, errcode.NotFound},
+		{"unknown domain", "nope.test", tenant.Change{Settings: []byte(`{"anonymousRequests": true}`)}, errcode.NotFound},
+		{"unknown setting", "a.test", tenant.Change{Settings: []byte(`{"anonymousRequest": true}`)}, errcode.BadRequest},
+		{"bad setting value", "a.test", tenant.Change{Settings: []byte(`{"sessionLifetime": "long"}`)}, errcode.BadRequest},
 		{"unknown release", "a.test", tenant.Change{Release: ptr("v9")}, errcode.NotFound},
 		{"empty release", "a.test", tenant.Change{Release: ptr("")}, errcode.BadRequest},
 	} {

@@ -215,14 +215,11 @@ func (e *Env) PutRelease(app, release, sdl string) map[string]any {
 // token.
 func (e *Env) CreateInstance(domain, app, release string, settings tenant.Settings) string {
 	e.t.Helper()
-	status, body := e.Admin(http.MethodPost, "/instances", map[string]any{
-		"domain":                domain,
-		"app":                   app,
-		"release":               release,
-		"anonymousRequests":     settings.AnonymousRequests,
-		"anonymousRegistration": settings.AnonymousRegistration,
-		"env":                   settings.Env,
-	})
+	req := map[string]any{}
+	raw, _ := json.Marshal(settings)
+	_ = json.Unmarshal(raw, &req)
+	req["domain"], req["app"], req["release"] = domain, app, release
+	status, body := e.Admin(http.MethodPost, "/instances", req)
 	token, _ := body["token"].(string)
 	if status != http.StatusCreated || token == "" {
 		e.t.Fatalf("servertest: creating instance %s answered %d: %s", domain, status, dump(body))

@@ -1,0 +1,78 @@
+package webhook
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/labstack/echo/v4"
+)
+
+func TestWriteResponse(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		res         map[string]any
+		wantErr     bool
+		wantStatus  int
+		wantBody    string
+		wantHeaders map[string]string
+	}{
+		{"defaults", map[string]any{}, false, 200, "", nil},
+		{"string body as is", map[string]any{"status": float64(201), "body": "<ok/>"}, false, 201, "<ok/>", map[string]string{"Content-Type": "text/plain; charset=utf-8"}},
+		{"json body", map[string]any{"body": map[string]any{"ok": true}}, false, 200, `{"ok":true}`, map[string]string{"Content-Type": "application/json"}},
+		{"own content type", map[string]any{"headers": map[string]any{"Content-Type": "application/xml"}, "body": "<a/>"}, false, 200, "<a/>", map[string]string{"Content-Type": "application/xml"}},
+		{"redirect", map[string]any{"status": float64(302), "headers": map[string]any{"Location": "https://example.com/"}}, false, 302, "", map[string]string{"Location": "https://example.com/"}},
+		{"hop-by-hop dropped", map[string]any{"headers": map[string]any{"Connection": "close", "X-Ok": "1"}}, false, 200, "", map[string]string{"Connection": "", "X-Ok": "1"}},
+		{"status out of range", map[string]any{"status": float64(700)}, true, 0, "", nil},
+		{"status not a number", map[string]any{"status": "200"}, true, 0, "", nil},
+		{"header injection", map[string]any{"headers": map[string]any{"X-A": "1\r\nSet-Cookie: x=1"}}, true, 0, "", nil},
+		{"bad header name", map[string]any{"headers": map[string]any{"X A": "1"}}, true, 0, "", nil},
+		{"headers not an object", map[string]any{"headers": "x"}, true, 0, "", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			c := echo.New().NewContext(httptest.NewRequest(http.MethodPost, "/", nil), rec)
+			err := writeResponse(c, tc.res)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if tc.wantErr {
+				if rec.Body.Len() != 0 || rec.Header().Get("X-A") != "" {
+					t.Error("an unusable response wrote something")
+				}
+				return
+			}
+			if rec.Code != tc.wantStatus || rec.Body.String() != tc.wantBody {
+				t.Errorf("got %d %q, want %d %q", rec.Code, rec.Body.String(), tc.wantStatus, tc.wantBody)
+			}
+			for k, v := range tc.wantHeaders {
+				if got := rec.Header().Get(k); got != v {
+					t.Errorf("header %s = %q, want %q", k, got, v)
+				}
+			}
+		})
+	}
+}
+
+func TestPayload(t *testing.T) {
+	t.Parallel()
+	body := `<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e "boom">]><x>&e;</x>`
+	r := httptest.NewRequest(http.MethodPut, "http://hooks.example.com:8443/webhook/d/n?a=1&b=2&b=3", strings.NewReader(body))
+	r.Header.Set("X-Sig", "abc")
+	r.Header.Add("X-Many", "1")
+	r.Header.Add("X-Many", "2")
+	got := payload(r, []byte(body))
+	want := map[string]any{
+		"url":     map[string]any{"path": "/webhook/d/n", "queryParams": map[string]any{"a": "1", "b": []any{"2", "3"}}, "port": 8443, "host": "hooks.example.com"},
+		"headers": map[string]any{"x-sig": "abc", "x-many": "1, 2"},
+		"body":    body,
+		"method":  "PUT",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("payload (-want +got):\n%s", diff)
+	}
+}
