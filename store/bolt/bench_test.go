@@ -15,9 +15,11 @@ const benchN = 10000
 // benchBooks opens a store of 10,000 books: an indexed price uniform in
 // [0, 100), an indexed unique isbn, an unindexed title. (With b.Loop the
 // benchmark function, and so this set-up, runs once.)
-func benchBooks(b *testing.B) *Store {
+func benchBooks(b *testing.B) *Store { return benchBooksWith(b, DefaultConfig()) }
+
+func benchBooksWith(b *testing.B, cfg Config) *Store {
 	b.Helper()
-	s, err := Open(filepath.Join(b.TempDir(), "bench.db"), DefaultConfig())
+	s, err := Open(filepath.Join(b.TempDir(), "bench.db"), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -96,8 +98,38 @@ func BenchmarkFindFirst25PriceOver99(b *testing.B) {
 	benchFind(b, "price > 99", 25, 25)
 }
 
-func BenchmarkUpsertMerge(b *testing.B) {
+// BenchmarkUpsertMerge writes one merge per transaction, fsync included.
+func BenchmarkUpsertMerge(b *testing.B) { benchUpsert(b, DefaultConfig()) }
+
+// BenchmarkUpsertMergeNoSync is the same without fsync: the CPU cost.
+func BenchmarkUpsertMergeNoSync(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.NoSync = true
+	benchUpsert(b, cfg)
+}
+
+// BenchmarkUpsertParallel has writers on every CPU, so that writes share
+// transactions (group commit).
+func BenchmarkUpsertParallel(b *testing.B) {
 	s := benchBooks(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		i := rand.IntN(benchN)
+		for pb.Next() {
+			op := store.Op{Kind: store.OpUpsert, Type: "Book", ID: itemID(i % benchN), Now: base,
+				Set: map[string]any{"price": float64(i%10000) / 100}}
+			if _, err := s.Write(ctx, "bench", []store.Op{op}); err != nil {
+				b.Fatal(err)
+			}
+			i += 7919
+		}
+	})
+}
+
+func benchUpsert(b *testing.B, cfg Config) {
+	s := benchBooksWith(b, cfg)
 	ctx := context.Background()
 	i := 0
 	b.ReportAllocs()

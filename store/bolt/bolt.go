@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -30,37 +29,39 @@ type Config struct {
 	// NoSync skips the fsync after each commit: much faster writes, but a
 	// crash of the machine may lose the last ones. For tests and bulk loads.
 	NoSync bool
-	// BatchDelay and BatchSize bound how long a Write waits for other
-	// concurrent Writes to share its transaction (bbolt's DB.Batch), and how
-	// many it combines. A Write with no other Write in flight does not wait.
-	BatchDelay time.Duration
-	BatchSize  int
+	// BatchSize is the most writes one transaction commits. Writes that
+	// arrive while a transaction commits share the next one (group commit);
+	// a write never waits for others to arrive.
+	BatchSize int
 	// FileMode is the mode of a newly created file.
 	FileMode os.FileMode
 }
 
 // DefaultConfig returns the configuration for a data directory: 10,000
-// records per hop, a 5 s lock wait, synced commits, batches of up to 1,000
-// writes gathered for at most 2 ms, and a file only its owner can read.
+// records per hop, a 5 s lock wait, synced commits, up to 1,000 writes per
+// transaction, and a file only its owner can read.
 func DefaultConfig() Config {
 	return Config{
 		HopLimit:    10000,
 		OpenTimeout: 5 * time.Second,
-		BatchDelay:  2 * time.Millisecond,
 		BatchSize:   1000,
 		FileMode:    0o600,
 	}
 }
 
-// Store is the embedded store: one bbolt file. See doc.go for the layout.
-// It is safe for concurrent use.
+// Store is the embedded store: one bbolt file, laid out as the package
+// documentation describes. It is safe for concurrent use.
 type Store struct {
 	db  *bbolt.DB
 	cfg Config
 
-	// writers counts Writes in flight; a Write alone uses db.Update, one
-	// among others db.Batch.
-	writers atomic.Int32
+	// Writes go to the committer goroutine (commit.go) through calls;
+	// closed stops it, and done is closed when it has stopped.
+	calls     chan *call
+	closed    chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
 
 	// states caches each instance's declared types and indexes, validated
 	// against the instance's generation number in every transaction.
@@ -92,6 +93,9 @@ func Open(path string, cfg Config) (*Store, error) {
 	if cfg.FileMode == 0 {
 		cfg.FileMode = DefaultConfig().FileMode
 	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = DefaultConfig().BatchSize
+	}
 	db, err := bbolt.Open(path, cfg.FileMode, &bbolt.Options{
 		Timeout: cfg.OpenTimeout,
 		// The freelist is rebuilt on open instead of written on every
@@ -106,12 +110,6 @@ func Open(path string, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
 	db.NoSync = cfg.NoSync
-	if cfg.BatchDelay > 0 {
-		db.MaxBatchDelay = cfg.BatchDelay
-	}
-	if cfg.BatchSize > 0 {
-		db.MaxBatchSize = cfg.BatchSize
-	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
@@ -135,7 +133,16 @@ func Open(path string, cfg Config) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
-	return &Store{db: db, cfg: cfg, states: make(map[string]*instState)}, nil
+	s := &Store{
+		db:     db,
+		cfg:    cfg,
+		states: make(map[string]*instState),
+		calls:  make(chan *call),
+		closed: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	go s.commitLoop()
+	return s, nil
 }
 
 // Ping reports whether the file is open.
@@ -146,26 +153,20 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.view(func(tx *bbolt.Tx) error { return nil })
 }
 
-// Close closes the file. Calls after Close fail with store.ErrUnavailable.
+// Close waits for the writes in progress, then closes the file. Calls
+// after Close fail with store.ErrUnavailable; closing twice is harmless.
 func (s *Store) Close() error {
-	return s.db.Close()
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		<-s.done
+		s.closeErr = s.db.Close()
+	})
+	return s.closeErr
 }
 
 // view runs fn in a read transaction, translating bbolt's errors.
 func (s *Store) view(fn func(*bbolt.Tx) error) error {
 	return translate(s.db.View(fn))
-}
-
-// update runs fn in a write transaction: db.Update when no other write is
-// in flight, else db.Batch so that concurrent writes share one commit. fn
-// may run more than once under Batch and must be idempotent.
-func (s *Store) update(fn func(*bbolt.Tx) error) error {
-	n := s.writers.Add(1)
-	defer s.writers.Add(-1)
-	if n == 1 {
-		return translate(s.db.Update(fn))
-	}
-	return translate(s.db.Batch(fn))
 }
 
 // translate turns bbolt's errors into store errors.

@@ -321,7 +321,7 @@ func (s *Store) declareType(ib *bbolt.Bucket, old, t *typeState) error {
 		prev := old.index(x.Name)
 		if prev != nil && tb.Bucket([]byte(x.Name)) != nil {
 			if x.Unique && !prev.Unique {
-				if err := checkUnique(tb.Bucket([]byte(x.Name)), typ, x); err != nil {
+				if err := checkUnique(tb.Bucket([]byte(x.Name)), recBucket(ib, typ), typ, x); err != nil {
 					return err
 				}
 			}
@@ -354,25 +354,55 @@ func buildIndex(ib, tb *bbolt.Bucket, typ string, x *indexDef) error {
 		if err != nil {
 			return err
 		}
-		return updateIndex(b, typ, x, nil, r)
+		return updateIndex(b, rb, typ, x, nil, r)
 	})
 }
 
 // checkUnique verifies that no two records share a non-null value of an
-// index that is becoming unique.
-func checkUnique(b *bbolt.Bucket, typ string, x *indexDef) error {
-	var prevVal, prevID []byte
+// index that is becoming unique. rb is the bucket of the type's records.
+func checkUnique(b, rb *bbolt.Bucket, typ string, x *indexDef) error {
+	var val []byte
+	var ids [][]byte
+	// check ends a run of entries with one value.
+	check := func() error {
+		for i := 1; i < len(ids); i++ {
+			if bytes.Equal(ids[i], ids[0]) {
+				continue
+			}
+			if !truncated(val) {
+				return &store.FieldError{Err: store.ErrUnique, Type: typ, Field: x.Fields[0], Value: keyValueOf(val)}
+			}
+			// Truncated strings: compare the records' whole values.
+			for j := range i {
+				a, err := decodeRecord(typ, string(ids[j]), rb.Get(ids[j]))
+				if err != nil {
+					return err
+				}
+				o, err := decodeRecord(typ, string(ids[i]), rb.Get(ids[i]))
+				if err != nil {
+					return err
+				}
+				if v, clash := sharedValue(a, o, x.Fields[0], val); clash {
+					return &store.FieldError{Err: store.ErrUnique, Type: typ, Field: x.Fields[0], Value: v}
+				}
+			}
+		}
+		return nil
+	}
 	c := b.Cursor()
 	for k, _ := c.Seek([]byte{kNull + 1}); k != nil; k, _ = c.Next() {
-		val, ok1 := valuePart(k, 1)
+		v, ok1 := valuePart(k, 1)
 		id, ok2 := entryID(k, 1)
 		if !ok1 || !ok2 {
 			return fmt.Errorf("bolt: index %s.%s: corrupt key", typ, x.Name)
 		}
-		if prevVal != nil && bytes.Equal(val, prevVal) && !bytes.Equal(id, prevID) {
-			return &store.FieldError{Err: store.ErrUnique, Type: typ, Field: x.Fields[0], Value: keyValueOf(val)}
+		if !bytes.Equal(v, val) {
+			if err := check(); err != nil {
+				return err
+			}
+			val, ids = bytes.Clone(v), ids[:0]
 		}
-		prevVal, prevID = bytes.Clone(val), bytes.Clone(id)
+		ids = append(ids, bytes.Clone(id))
 	}
-	return nil
+	return check()
 }

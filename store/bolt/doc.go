@@ -51,8 +51,10 @@
 //
 // # Writes
 //
-// bbolt allows one writer at a time. A Write alone runs in its own
-// transaction; Writes that arrive while others are in flight share one
-// (bbolt's Batch), and a Write that fails is retried alone, so one bad
-// Write never fails another.
+// bbolt allows one writer at a time, and a synced commit costs an fsync.
+// Writes go to one committer goroutine that commits, in one transaction,
+// every write that queued up while the previous one committed (commit.go):
+// a lone write commits at once, and under load one fsync serves many
+// writes. A write that fails is taken out and the others run again, so one
+// bad Write never fails another, and each Write stays atomic.
 package bolt

@@ -54,7 +54,7 @@ func (s *Store) find(ctx context.Context, inst string, q *store.Query) ([]*store
 			ts:     st.types[q.Type],
 			info:   &info,
 		}
-		if err := e.cursors(); err != nil {
+		if err := e.prepare(); err != nil {
 			return err
 		}
 		if e.rb == nil {
@@ -103,8 +103,9 @@ func (e *exec) decode(id string, v []byte) (*store.Record, error) {
 	return decodeRecordNames(e.q.Type, id, v, e.names)
 }
 
-// cursors loads the After and Before records, which must exist and match.
-func (e *exec) cursors() error {
+// prepare reads the query's direction and order, and loads the After and
+// Before records, which must exist and match.
+func (e *exec) prepare() error {
 	e.backward = e.q.Backward
 	e.sort = e.q.Sort
 	for i, k := range e.q.Sort {
@@ -165,29 +166,28 @@ func (e *exec) run() ([]*store.Record, error) {
 		return nil, err
 	}
 	e.info.Kind = p.kind
-	switch p.kind {
-	case planIDs:
-		if len(e.sort) == 0 {
-			return e.out, e.fromIDs(p.ids)
-		}
-		return e.out, e.sorted(func(visit func(*store.Record) error) error { return e.loadIDs(p.ids, visit) })
-	case planEqStream:
+	if p.cand != nil {
 		e.info.Index = p.cand.index.Name
-		return e.out, e.eqStream(p.cand)
-	case planCollect:
-		e.info.Index = p.cand.index.Name
-		if len(e.sort) == 0 {
-			return e.out, e.fromIDs(p.ids)
-		}
-		return e.out, e.sorted(func(visit func(*store.Record) error) error { return e.loadIDs(p.ids, visit) })
-	case planSortScan:
+	} else if p.sortIndex != nil {
 		e.info.Index = p.sortIndex.Name
-		return e.out, e.sortScan(p)
-	case planScan:
-		return e.out, e.scan()
-	default: // planScanSort
-		return e.out, e.sorted(e.scanAll)
 	}
+	switch p.kind {
+	case planIDs, planCollect:
+		if len(e.sort) == 0 {
+			err = e.fromIDs(p.ids)
+		} else {
+			err = e.sorted(func(visit func(*store.Record) error) error { return e.loadIDs(p.ids, visit) })
+		}
+	case planEqStream:
+		err = e.eqStream(p.cand)
+	case planSortScan:
+		err = e.sortScan(p)
+	case planScan:
+		err = e.scan()
+	default: // planScanSort
+		err = e.sorted(e.scanAll)
+	}
+	return e.out, err
 }
 
 // errDone stops a source once the window is full or past its far cursor.

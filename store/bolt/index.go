@@ -80,8 +80,9 @@ func indexEntries(x *indexDef, r *store.Record) ([][]byte, indexFlags, error) {
 }
 
 // updateIndex moves the entries of one index from record old to record new
-// (either may be nil), enforcing uniqueness and growing the flags.
-func updateIndex(b *bbolt.Bucket, typ string, x *indexDef, old, new *store.Record) error {
+// (either may be nil), enforcing uniqueness and growing the flags. rb is
+// the bucket of the type's records.
+func updateIndex(b, rb *bbolt.Bucket, typ string, x *indexDef, old, new *store.Record) error {
 	oldKeys, _, err := indexEntries(x, old)
 	if err != nil {
 		return err
@@ -98,7 +99,7 @@ func updateIndex(b *bbolt.Bucket, typ string, x *indexDef, old, new *store.Recor
 	}
 	for _, k := range added {
 		if x.Unique && k[0] != kNull {
-			if err := checkFree(b, typ, x, k, new.ID); err != nil {
+			if err := checkFree(b, rb, typ, x, k, new); err != nil {
 				return err
 			}
 		}
@@ -127,8 +128,10 @@ func updateIndex(b *bbolt.Bucket, typ string, x *indexDef, old, new *store.Recor
 }
 
 // checkFree fails with ErrUnique when the value of key (a single-field
-// unique index entry) belongs to a record other than id.
-func checkFree(b *bbolt.Bucket, typ string, x *indexDef, key []byte, id string) error {
+// unique index entry of record r) belongs to another record. When the key
+// holds a truncated string, other records with the same key are read to
+// compare the whole values.
+func checkFree(b, rb *bbolt.Bucket, typ string, x *indexDef, key []byte, r *store.Record) error {
 	val, ok := valuePart(key, 1)
 	if !ok {
 		return fmt.Errorf("bolt: index %s.%s: bad key", typ, x.Name)
@@ -136,11 +139,38 @@ func checkFree(b *bbolt.Bucket, typ string, x *indexDef, key []byte, id string) 
 	c := b.Cursor()
 	for k, _ := c.Seek(val); k != nil && bytes.HasPrefix(k, val); k, _ = c.Next() {
 		other, ok := entryID(k, 1)
-		if ok && string(other) != id {
+		if !ok || string(other) == r.ID {
+			continue
+		}
+		if !truncated(val) {
 			return &store.FieldError{Err: store.ErrUnique, Type: typ, Field: x.Fields[0], Value: keyValueOf(val)}
+		}
+		o, err := decodeRecord(typ, string(other), rb.Get(other))
+		if err != nil {
+			return err
+		}
+		if v, clash := sharedValue(r, o, x.Fields[0], val); clash {
+			return &store.FieldError{Err: store.ErrUnique, Type: typ, Field: x.Fields[0], Value: v}
 		}
 	}
 	return nil
+}
+
+// sharedValue finds a value of field, with key val, that both records hold.
+func sharedValue(a, b *store.Record, field string, val []byte) (any, bool) {
+	av, _ := fieldValues(a, field)
+	bv, _ := fieldValues(b, field)
+	for _, x := range av {
+		if !bytes.Equal(appendKeyValue(nil, x), val) {
+			continue
+		}
+		for _, y := range bv {
+			if x == y {
+				return x, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // diffKeys returns the keys of a not in b and of b not in a.

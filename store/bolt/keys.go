@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +24,9 @@ import (
 //	  kNumber  8 bytes: the float64 bits, sign bit flipped for positive
 //	           numbers and all bits flipped for negative ones, big-endian
 //	           (-0 is written as 0, NaN below -Inf)
-//	  kString  escaped(string)
+//	  kString  escaped(string), or for a string longer than maxKeyString
+//	           its first maxKeyString bytes escaped and ended by 0x00 0x02
+//	           (truncated: such keys only narrow the candidates)
 //	  kTime    8 bytes of Unix seconds with the sign bit flipped, then 4
 //	           bytes of nanoseconds, big-endian
 //	  kOther   an object or a value of no known type: nothing follows, so
@@ -47,6 +50,14 @@ const (
 	kTime   byte = 0x06
 	kOther  byte = 0x07
 )
+
+// maxKeyString is the longest string an index key holds whole; bbolt keys
+// are at most 32 KiB. Longer strings keep their first maxKeyString bytes,
+// which still orders them correctly against every other value and groups
+// the ones sharing that prefix: equality, ranges and sorting then re-check
+// the whole values (Match and CompareSort), and unique indexes compare the
+// records' values (see checkFree).
+const maxKeyString = 1024
 
 // metaKey is the key of an index bucket's flags (see indexFlags).
 var metaKey = []byte{0x00}
@@ -96,6 +107,10 @@ func appendKeyValue(buf []byte, v any) []byte {
 	case int:
 		return appendKeyNumber(buf, float64(v))
 	case string:
+		if len(v) > maxKeyString {
+			buf = appendEscapedPrefix(append(buf, kString), v[:maxKeyString])
+			return append(buf, 0x00, 0x02)
+		}
 		return appendEscaped(append(buf, kString), v)
 	case time.Time:
 		buf = append(buf, kTime)
@@ -200,8 +215,13 @@ func skipKeyValue(b []byte) ([]byte, bool) {
 	return nil, false
 }
 
-// unescape reads an escaped, terminated string from b. With keep false it
-// only finds the end.
+// truncated reports whether an encoded value is a truncated string.
+func truncated(val []byte) bool {
+	return len(val) >= 3 && val[0] == kString && val[len(val)-2] == 0x00 && val[len(val)-1] == 0x02
+}
+
+// unescape reads an escaped, terminated string from b (either terminator).
+// With keep false it only finds the end.
 func unescape(b []byte, keep bool) (string, []byte, bool) {
 	var out []byte
 	for i := 0; ; {
@@ -214,7 +234,7 @@ func unescape(b []byte, keep bool) (string, []byte, bool) {
 			out = append(out, b[i:j]...)
 		}
 		switch b[j+1] {
-		case 0x01:
+		case 0x01, 0x02:
 			return string(out), b[j+2:], true
 		case 0xFF:
 			if keep {
@@ -271,27 +291,17 @@ func prefixEnd(p []byte) []byte {
 	return nil
 }
 
-// fieldLeaves returns the key encodings of the values a record has
-// at an index field, as arcql sees them: "core.x" names metadata, dotted
-// names descend into objects, and lists are crossed at every level so that
-// each element is a value of its own. A record with no value there (missing,
-// or only empty lists) has the one value null. Duplicates are dropped. list
-// reports whether a list was crossed (the index becomes multikey).
+// fieldLeaves returns the key encodings of the values a record has at an
+// index field (see fieldValues), without duplicates; a record with no value
+// there has the one value null. list reports whether a list was crossed
+// (the index becomes multikey).
 func fieldLeaves(r *store.Record, field string) (out [][]byte, list bool) {
-	var x any
-	var ok bool
-	var rest []string
-	if strings.HasPrefix(field, "core.") {
-		x, ok = r.Value(field)
-	} else if i := strings.IndexByte(field, '.'); i >= 0 {
-		parts := strings.Split(field, ".")
-		x, ok = r.Value(parts[0])
-		rest = parts[1:]
-	} else {
-		x, ok = r.Value(field)
-	}
-	if ok {
-		out, list = collectLeaves(x, rest, nil, false, 0)
+	vals, list := fieldValues(r, field)
+	for _, v := range vals {
+		k := appendKeyValue(nil, v)
+		if !slices.ContainsFunc(out, func(have []byte) bool { return bytes.Equal(have, k) }) {
+			out = append(out, k)
+		}
 	}
 	if len(out) == 0 {
 		out = append(out, []byte{kNull})
@@ -299,7 +309,30 @@ func fieldLeaves(r *store.Record, field string) (out [][]byte, list bool) {
 	return out, list
 }
 
-func collectLeaves(x any, rest []string, out [][]byte, list bool, depth int) ([][]byte, bool) {
+// fieldValues returns the values a record has at an index field, as arcql
+// sees them: "core.x" names metadata, dotted names descend into objects,
+// and lists are crossed at every level so that each element is a value of
+// its own. list reports whether a list was crossed.
+func fieldValues(r *store.Record, field string) (vals []any, list bool) {
+	var x any
+	var ok bool
+	var rest []string
+	if strings.HasPrefix(field, "core.") {
+		x, ok = r.Value(field)
+	} else if strings.IndexByte(field, '.') >= 0 {
+		parts := strings.Split(field, ".")
+		x, ok = r.Value(parts[0])
+		rest = parts[1:]
+	} else {
+		x, ok = r.Value(field)
+	}
+	if !ok {
+		return nil, false
+	}
+	return collectLeaves(x, rest, nil, false, 0)
+}
+
+func collectLeaves(x any, rest []string, out []any, list bool, depth int) ([]any, bool) {
 	if depth > maxDepth {
 		return out, list
 	}
@@ -320,11 +353,5 @@ func collectLeaves(x any, rest []string, out [][]byte, list bool, depth int) ([]
 		}
 		return collectLeaves(child, rest[1:], out, list, depth+1)
 	}
-	k := appendKeyValue(nil, x)
-	for _, have := range out {
-		if bytes.Equal(have, k) {
-			return out, list
-		}
-	}
-	return append(out, k), list
+	return append(out, x), list
 }

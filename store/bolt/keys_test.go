@@ -2,8 +2,12 @@ package bolt
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +114,89 @@ func TestPrefixEnd(t *testing.T) {
 			t.Errorf("prefixEnd(%x) = %x, want %x", tt.in, got, tt.want)
 		}
 	}
+}
+
+// TestLongStringKeys checks strings longer than maxKeyString: their keys
+// are truncated, never out of order, and unique indexes still compare the
+// whole values.
+func TestLongStringKeys(t *testing.T) {
+	prefix := strings.Repeat("p", maxKeyString+100)
+	long := []string{prefix + "b", prefix + "a", prefix, prefix + "a\x00", strings.Repeat("q", 40000), prefix[:maxKeyString]}
+	t.Run("order", func(t *testing.T) {
+		vals := append(append([]any{}, keyValues...), "p", "pq")
+		for _, s := range long {
+			vals = append(vals, s)
+		}
+		for _, a := range vals {
+			for _, b := range vals {
+				kc := bytes.Compare(appendKeyValue(nil, a), appendKeyValue(nil, b))
+				if vc := arcql.CompareValues(a, b); kc != 0 && kc != vc {
+					t.Errorf("keys of %.20q and %.20q compare %d, values %d", a, b, kc, vc)
+				}
+			}
+		}
+	})
+
+	ctx := context.Background()
+	s := openTemp(t, testConfig())
+	if err := s.Declare(ctx, "i", []store.TypeSpec{{Name: "Item", Unique: []string{"title"}}}); err != nil {
+		t.Fatal(err)
+	}
+	var ops []store.Op
+	for i, v := range long {
+		ops = append(ops, store.Op{Kind: store.OpUpsert, Type: "Item", ID: itemID(i), Set: map[string]any{"title": v}})
+	}
+	if _, err := s.Write(ctx, "i", ops); err != nil {
+		t.Fatalf("distinct long values sharing a prefix: %v", err)
+	}
+	t.Run("unique", func(t *testing.T) {
+		_, err := s.Write(ctx, "i", []store.Op{{Kind: store.OpUpsert, Type: "Item", ID: "dup", Set: map[string]any{"title": long[1]}}})
+		var fe *store.FieldError
+		if !errors.As(err, &fe) || fe.Value != long[1] {
+			t.Errorf("duplicate long value: %v", err)
+		}
+		// Becoming unique over long values compares whole values too.
+		if err := s.Declare(ctx, "i", []store.TypeSpec{{Name: "Item", Indices: [][]string{{"title"}}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Declare(ctx, "i", []store.TypeSpec{{Name: "Item", Unique: []string{"title"}}}); err != nil {
+			t.Errorf("distinct long values refused by a new unique index: %v", err)
+		}
+	})
+	t.Run("queries", func(t *testing.T) {
+		title := arcql.Path{Parts: []string{"title"}}
+		cmpq := func(op arcql.Op, v string) *store.Query {
+			return &store.Query{Type: "Item", Filter: &arcql.Compare{Path: title, Op: op, Value: arcql.Value{Kind: arcql.KindString, Str: v}}}
+		}
+		for _, q := range []*store.Query{
+			cmpq(arcql.OpEq, long[0]),
+			cmpq(arcql.OpEq, long[2]),
+			cmpq(arcql.OpGt, long[2]),
+			cmpq(arcql.OpLt, long[0]),
+			cmpq(arcql.OpGe, prefix[:maxKeyString]),
+			cmpq(arcql.OpPrefix, prefix+"a"),
+			{Type: "Item", Sort: []arcql.SortKey{{Path: title, Desc: true}}},
+			{Type: "Item", Sort: []arcql.SortKey{{Path: title}}},
+		} {
+			text := arcql.Format(q.Filter)
+			recs, err := s.Find(ctx, "i", q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, _ := s.Find(ctx, "i", &store.Query{Type: "Item"})
+			var want []string
+			for _, r := range all {
+				if arcql.Match(q.Filter, r) {
+					want = append(want, r.ID)
+				}
+			}
+			if len(q.Sort) > 0 {
+				slices.SortFunc(all, func(a, b *store.Record) int { return arcql.CompareSort(q.Sort, a, b) })
+				want = ids(all)
+			}
+			if d := cmp.Diff(want, ids(recs)); d != "" {
+				t.Errorf("%.60s… (-want +got):\n%s", text, d)
+			}
+		}
+	})
 }

@@ -153,7 +153,11 @@ func compareRange(n *arcql.Compare) *keyRange {
 		if v.Kind != arcql.KindString {
 			return nil
 		}
-		lo := appendEscapedPrefix([]byte{kString}, v.Str)
+		pre := v.Str
+		if len(pre) > maxKeyString {
+			pre = pre[:maxKeyString] // keys hold no more of a string
+		}
+		lo := appendEscapedPrefix([]byte{kString}, pre)
 		return &keyRange{lo: lo, hi: prefixEnd(lo), bit: bitString}
 	}
 	if !orderable(v) {
@@ -185,11 +189,18 @@ func rangeRange(n *arcql.Range) *keyRange {
 }
 
 // exactKey reports whether the key of a literal is shared by no value that
-// compares differently with it. Only numbers can fail: an integer beyond
-// 2^53 may share the float64 key of a literal it is not equal to, so for
-// such literals an exclusive bound is read as inclusive (Match decides).
+// compares differently with it. An integer beyond 2^53 may share the
+// float64 key of a literal it is not equal to, and strings longer than
+// maxKeyString share truncated keys; for such literals an exclusive bound
+// is read as inclusive (Match decides).
 func exactKey(v *arcql.Value) bool {
-	return v.Kind != arcql.KindNumber || math.Abs(v.Num) < 1<<53
+	switch v.Kind {
+	case arcql.KindNumber:
+		return math.Abs(v.Num) < 1<<53
+	case arcql.KindString:
+		return len(v.Str) <= maxKeyString
+	}
+	return true
 }
 
 // lowerBound is the first key of values >= v (incl) or > v.

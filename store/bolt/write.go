@@ -13,7 +13,7 @@ import (
 
 // Write applies ops in one transaction: all of them or, when one fails,
 // none. Concurrent Writes may share a transaction (and its commit); a
-// failing Write is then retried alone, so it never takes others down.
+// failing Write is taken out of it, so it never takes others down.
 //
 // Decisions store.go leaves open, taken here:
 //   - An OpUpsert without an ID gets a new one (store.NewID).
@@ -38,7 +38,7 @@ func (s *Store) Write(ctx context.Context, inst string, ops []store.Op) ([]store
 		return []store.OpResult{}, nil
 	}
 	// Everything that must not differ between runs of the transaction
-	// function (bbolt's Batch may run it twice) is settled here: ids,
+	// function (the group commit may run it twice) is settled here: ids,
 	// normalized values.
 	prepared := make([]store.Op, len(ops))
 	for i, op := range ops {
@@ -289,7 +289,7 @@ func (w *writer) reindex(typ string, old, new *store.Record) error {
 		if b == nil {
 			return fmt.Errorf("bolt: index %s.%s is declared but missing", typ, x.Name)
 		}
-		if err := updateIndex(b, typ, x, old, new); err != nil {
+		if err := updateIndex(b, recBucket(w.ib, typ), typ, x, old, new); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,104 @@
+package bolt
+
+import (
+	"fmt"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/corehq/core/store"
+)
+
+// Group commit. bbolt has one writer at a time, and with synced commits
+// each transaction costs an fsync. Every write goes to one committer
+// goroutine, which runs whatever writes have queued up while the previous
+// transaction committed as one transaction: a lone write commits at once
+// (bbolt's own Batch would wait for a timer), and under load one fsync
+// serves many writes.
+//
+// The writes of one transaction apply in arrival order, as if serial. When
+// one fails, the transaction is rolled back, that write gets its error
+// (which it would have met run in this order too: the writes before it are
+// exactly the ones committed before it), and the others run again in a new
+// transaction. A write function may therefore run more than once and must
+// be idempotent: it must not change anything outside the transaction.
+
+// call is one write waiting for the committer.
+type call struct {
+	fn   func(*bbolt.Tx) error
+	done chan error
+}
+
+// update runs fn in a write transaction, possibly shared with other writes,
+// and returns fn's error or the commit's.
+func (s *Store) update(fn func(*bbolt.Tx) error) error {
+	c := &call{fn: fn, done: make(chan error, 1)}
+	select {
+	case s.calls <- c:
+	case <-s.closed:
+		return fmt.Errorf("bolt: %w", store.ErrUnavailable)
+	}
+	return <-c.done
+}
+
+// commitLoop is the committer goroutine; it stops when the store closes.
+func (s *Store) commitLoop() {
+	defer close(s.done)
+	var batch []*call
+	for {
+		select {
+		case c := <-s.calls:
+			batch = append(batch[:0], c)
+		case <-s.closed:
+			return
+		}
+	drain:
+		for len(batch) < s.cfg.BatchSize {
+			select {
+			case c := <-s.calls:
+				batch = append(batch, c)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+		clear(batch) // let the calls be collected
+	}
+}
+
+// commit runs a batch of writes in one transaction, taking out the ones
+// that fail.
+func (s *Store) commit(batch []*call) {
+	for len(batch) > 0 {
+		failed := -1
+		var failErr error
+		err := s.db.Update(func(tx *bbolt.Tx) error {
+			for i, c := range batch {
+				if err := safeCall(c.fn, tx); err != nil {
+					failed, failErr = i, err
+					return err
+				}
+			}
+			return nil
+		})
+		if failed < 0 {
+			err = translate(err)
+			for _, c := range batch {
+				c.done <- err
+			}
+			return
+		}
+		batch[failed].done <- translate(failErr)
+		batch = append(batch[:failed:failed], batch[failed+1:]...)
+	}
+}
+
+// safeCall runs a write function, turning a panic into an error so that
+// one bad write cannot stop the committer.
+func safeCall(fn func(*bbolt.Tx) error, tx *bbolt.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("bolt: write panicked: %v", p)
+		}
+	}()
+	return fn(tx)
+}
