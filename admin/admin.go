@@ -32,5 +32,6 @@ func (h *Handler) Register(g *echo.Group) {
 	g.PATCH("/instances/:domain", h.patchInstance, h.authorize)
 	g.DELETE("/instances/:domain", h.deleteInstance, h.authorize)
 	g.POST("/instances/:domain/token", h.rotateToken, h.authorize)
-	// PUT /apps/:app/functions/:name/:version arrives with functions.
+	// The function routes (/apps/:app/functions…, /instances/:domain/logs)
+	// are Functions.Register's (functions.go).
 }

@@ -50,6 +50,9 @@ func viewInstance(inst *tenant.Instance) instanceView {
 	if v.Env == nil {
 		v.Env = map[string]string{}
 	}
+	if v.CORS.AllowedOrigins == nil {
+		v.CORS.AllowedOrigins = []string{}
+	}
 	return v
 }
 
@@ -57,6 +60,9 @@ func viewInstance(inst *tenant.Instance) instanceView {
 func (h *Handler) createInstance(c echo.Context) error {
 	var b instanceBody
 	if err := decode(c, &b); err != nil {
+		return err
+	}
+	if err := b.Fetch.Check(); err != nil {
 		return err
 	}
 	inst, token, err := h.reg.CreateInstance(c.Request().Context(), tenant.InstanceSpec{

@@ -12,6 +12,8 @@ import (
 type document struct {
 	ast    *ast.Document
 	errors []error
+	// ops are its compiled operations (plan.go).
+	ops opCache
 }
 
 // docCache is a bounded LRU of documents by text. One cache belongs to one

@@ -4,7 +4,10 @@ import (
 	"context"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/corehq/core/auth"
+	"github.com/corehq/core/fn"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
 )
@@ -23,12 +26,16 @@ type Env struct {
 	// Token is the caller's token as sent (functions receive it as
 	// input.core.token to call back into the API as the caller).
 	Token string
+	// Functions runs the functions root fields are bound to (@fn); nil
+	// where functions are not enabled.
+	Functions fn.Runtime
 }
 
 // call is the per-request state resolvers reach through the context.
 type call struct {
 	Env
 	schema *Schema
+	log    *zap.Logger
 	// vars are the request's variables as sent, before graphql-go's
 	// coercion (which drops explicit nulls that upsert needs).
 	vars map[string]any

@@ -15,6 +15,9 @@ type Schema struct {
 	cfg   Config
 	gql   graphql.Schema
 	docs  *docCache
+	// referenceOnly runs every document on graphql.Execute (benchmarks
+	// and tests compare the executors with it).
+	referenceOnly bool
 }
 
 // Model returns the model the schema was built from.
@@ -28,6 +31,9 @@ func Build(m *schema.Model, cfg Config) (*Schema, error) {
 	g, err := newBuilder(m, cfg).build()
 	if err != nil {
 		return nil, err
+	}
+	if differential != nil {
+		wrapResolvers(&g)
 	}
 	return &Schema{model: m, cfg: cfg, gql: g, docs: newDocCache(cfg.DocumentCacheSize)}, nil
 }

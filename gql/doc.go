@@ -6,7 +6,14 @@
 // built parts cannot race) and a bounded cache of parsed and validated
 // documents, so a document text is parsed and validated once per release.
 // Every door of the service (/graphql, /rest/v1, webhooks) ends in
-// Schema.Do.
+// Schema.Do (or Schema.Run, which leaves the answer encoded).
+//
+// Cached documents run on a plan compiled once per document and operation
+// (plan.go): selections collected per runtime type, arguments prepared,
+// the schema's own resolvers called, JSON appended in selection order.
+// graphql-go stays the engine of record: its parser, validator and
+// introspection, and graphql.Execute for whatever a plan does not cover.
+// The differential tests hold the two executors to the same answers.
 //
 // The generated API is the one of DESIGN.md: find, get, upsert, delete,
 // trash, untrash, link, unlink, the record types with a `core` metadata

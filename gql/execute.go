@@ -35,11 +35,31 @@ type Result struct {
 	Status int            `json:"-"`
 	// RetryAfter is the seconds to wait when Status is 429.
 	RetryAfter int `json:"-"`
+
+	// body holds {"data":<data> as the compiled executor wrote it (then,
+	// once Body is called, the whole response); the data spans
+	// [dataStart, dataEnd). nil for the reference executor (result.go).
+	body               []byte
+	dataStart, dataEnd int
+	pooled             *[]byte
+	// compiled: the compiled executor answered.
+	compiled bool
 }
 
 // Do runs one request on the schema for env. Documents are parsed and
-// validated once per schema and text, then served from the cache.
+// validated once per schema and text, then served from the cache. Data is
+// always set (decoded from the encoded answer when the compiled executor
+// ran); Run leaves that decoding to those who need it.
 func (s *Schema) Do(ctx context.Context, env Env, log *zap.Logger, req Request) *Result {
+	res := s.Run(ctx, env, log, req)
+	res.Value()
+	return res
+}
+
+// Run is Do for callers that write the answer as it is: Result.Body (or
+// json.Marshal of the Result) gives the encoded response, Result.Value the
+// decoded data, and Release recycles the buffer afterwards.
+func (s *Schema) Run(ctx context.Context, env Env, log *zap.Logger, req Request) *Result {
 	doc := s.document(req.Query)
 	if len(doc.errors) > 0 {
 		return documentErrors(doc.errors)
@@ -53,19 +73,94 @@ func (s *Schema) Do(ctx context.Context, env Env, log *zap.Logger, req Request) 
 			return &Result{Status: status, Errors: body.Errors}
 		}
 	}
-	c := &call{Env: env, schema: s, vars: req.Variables, now: time.Now().UTC().Truncate(time.Millisecond)}
+	c := &call{Env: env, schema: s, log: log, vars: req.Variables, now: time.Now().UTC().Truncate(time.Millisecond)}
+	ctx = withCall(ctx, c)
+	if differential != nil {
+		return differential(ctx, req,
+			func(ctx context.Context) *Result { return s.execute(ctx, doc, req, log) },
+			func(ctx context.Context) *Result { return s.executeReference(ctx, doc, req, log) })
+	}
+	return s.execute(ctx, doc, req, log)
+}
+
+// execute runs a validated document: on its compiled plan, or on
+// graphql.Execute where the plan does not reach (plan.go).
+func (s *Schema) execute(ctx context.Context, doc *document, req Request, log *zap.Logger) *Result {
+	if !s.referenceOnly {
+		if op := doc.ops.get(&s.gql, doc.ast, req.OperationName); op.fallback == "" {
+			if res := s.executePlan(ctx, op, req, log); res != nil {
+				return res
+			}
+		}
+	}
+	return s.executeReference(ctx, doc, req, log)
+}
+
+// executeReference runs a document with graphql.Execute.
+func (s *Schema) executeReference(ctx context.Context, doc *document, req Request, log *zap.Logger) *Result {
 	res := graphql.Execute(graphql.ExecuteParams{
 		Schema:        s.gql,
 		AST:           doc.ast,
 		OperationName: req.OperationName,
 		Args:          req.Variables,
-		Context:       withCall(ctx, c),
+		Context:       ctx,
 	})
-	out := &Result{Data: res.Data, Status: http.StatusOK}
-	for _, fe := range res.Errors {
+	out := &Result{Data: res.Data}
+	present(out, res.Errors, res.Data == nil, log)
+	return out
+}
+
+// executePlan runs a compiled operation; nil when this request's
+// @skip/@include variables select a plan that could not be compiled.
+func (s *Schema) executePlan(ctx context.Context, op *opPlan, req Request, log *zap.Logger) *Result {
+	if err := ctx.Err(); err != nil {
+		out := &Result{compiled: true}
+		present(out, []gqlerrors.FormattedError{gqlerrors.FormatError(err)}, true, log)
+		return out
+	}
+	vars, err := coerceVariables(op.vars, req.Variables)
+	if err != nil {
+		out := &Result{compiled: true}
+		present(out, []gqlerrors.FormattedError{gqlerrors.FormatError(err)}, true, log)
+		return out
+	}
+	pl := op.planFor(vars)
+	if pl == nil {
+		return nil
+	}
+	out := &Result{compiled: true, pooled: getBuffer()}
+	buf := append((*out.pooled)[:0], `{"data":`...)
+	out.dataStart = len(buf)
+	buf, errs, null, encodeErr := pl.execute(ctx, vars, buf)
+	out.dataEnd = len(buf)
+	out.setBody(buf)
+	switch {
+	case ctx.Err() != nil:
+		// graphql.Execute answers the context's error once it ends.
+		out.Release()
+		present(out, []gqlerrors.FormattedError{gqlerrors.FormatError(ctx.Err())}, true, log)
+	case encodeErr != nil:
+		out.Release()
+		if log != nil {
+			log.Error("unencodable result", zap.Error(encodeErr))
+		}
+		out.Status = http.StatusInternalServerError
+		out.Errors = []errcode.Item{errcode.New(errcode.Internal, "internal error").Item()}
+	default:
+		present(out, errs, null, log)
+	}
+	return out
+}
+
+// present turns graphql-go's errors into the Result's, and sets its status:
+// 400 when the request failed before any field ran (bad variables, unknown
+// operation), 429 when a login was throttled, else 200.
+func present(out *Result, errs []gqlerrors.FormattedError, noData bool, log *zap.Logger) {
+	out.Status = http.StatusOK
+	for _, fe := range errs {
 		out.Errors = append(out.Errors, presentError(fe, log))
 	}
-	if res.Data == nil && len(out.Errors) > 0 && len(res.Errors[0].Path) == 0 {
+	if noData && len(out.Errors) > 0 && len(errs[0].Path) == 0 {
 		// The request failed before any field ran (bad variables, unknown
 		// operation): nothing executed.
 		out.Status = http.StatusBadRequest
@@ -76,7 +171,6 @@ func (s *Schema) Do(ctx context.Context, env Env, log *zap.Logger, req Request) 
 			out.RetryAfter, _ = e.Extensions["retryAfter"].(int)
 		}
 	}
-	return out
 }
 
 // document returns the parsed and validated document for text, from the
@@ -91,6 +185,9 @@ func (s *Schema) document(text string) *document {
 		return d // not cached: the text itself is large
 	}
 	doc, err := parser.Parse(parser.ParseParams{Source: source.NewSource(&source.Source{Body: []byte(text), Name: "GraphQL request"})})
+	if err == nil {
+		err = fragmentCycle(doc)
+	}
 	if err != nil {
 		d.errors = []error{err}
 	} else {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/fn"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
 )
@@ -20,14 +21,27 @@ import (
 // core-domain names (resolved by tenant's middleware, the caller by
 // auth's, before it).
 type Handler struct {
-	store    store.Store
-	accounts *auth.Accounts
-	log      *zap.Logger
+	store     store.Store
+	accounts  *auth.Accounts
+	log       *zap.Logger
+	functions fn.Runtime
+}
+
+// HandlerOption configures a Handler.
+type HandlerOption func(*Handler)
+
+// WithFunctions lets the schemas' @fn fields run on rt.
+func WithFunctions(rt fn.Runtime) HandlerOption {
+	return func(h *Handler) { h.functions = rt }
 }
 
 // NewHandler returns the /graphql handler.
-func NewHandler(st store.Store, accounts *auth.Accounts, log *zap.Logger) *Handler {
-	return &Handler{store: st, accounts: accounts, log: log}
+func NewHandler(st store.Store, accounts *auth.Accounts, log *zap.Logger, opts ...HandlerOption) *Handler {
+	h := &Handler{store: st, accounts: accounts, log: log}
+	for _, o := range opts {
+		o(h)
+	}
+	return h
 }
 
 // Env returns the environment a request runs in: its instance, the
@@ -42,7 +56,7 @@ func (h *Handler) Env(c echo.Context) Env {
 // sent token, loading the instance's release once.
 func (h *Handler) EnvFor(inst *tenant.Instance, p auth.Principal, token, clientIP string) Env {
 	return Env{Store: h.store, Accounts: h.accounts, Instance: inst, Release: inst.Release(),
-		Principal: p, ClientIP: clientIP, Token: token}
+		Principal: p, ClientIP: clientIP, Token: token, Functions: h.functions}
 }
 
 // Log returns the handler's logger.
@@ -65,11 +79,12 @@ func (h *Handler) Serve(c echo.Context) error {
 	if c.Request().Method == http.MethodGet && isMutation(s, req) {
 		return errcode.Write(c, errcode.New(errcode.BadRequest, "mutations need POST"))
 	}
-	res := s.Do(ctx, env, h.log, req)
+	res := s.Run(ctx, env, h.log, req)
+	defer res.Release()
 	if res.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(res.RetryAfter))
 	}
-	return c.JSON(res.Status, res)
+	return writeResult(c, res)
 }
 
 // readRequest decodes a GraphQL request from the body (POST) or the query

@@ -2,6 +2,7 @@ package gql
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/graphql-go/graphql/language/ast"
 )
@@ -94,7 +95,7 @@ func (w *limitWalker) factor(f *ast.Field) int {
 		}
 		switch v := a.Value.(type) {
 		case *ast.IntValue:
-			fmt.Sscan(v.Value, &n)
+			n, _ = strconv.Atoi(v.Value)
 		case *ast.Variable:
 			if x, ok := w.vars[v.Name.Value].(float64); ok {
 				n = int(x)

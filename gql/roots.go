@@ -3,7 +3,6 @@ package gql
 import (
 	"github.com/graphql-go/graphql"
 
-	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/schema"
 )
 
@@ -148,17 +147,13 @@ func (b *builder) userRoot(f *schema.Field) *graphql.Field {
 		}
 		args[a.Name] = ac
 	}
-	name := f.Name
-	fn := f.Fn
+	m := b.m
 	return &graphql.Field{
 		Type:        wrap(b.named(f.Type), f.List, f.NonNull, f.ElemNonNull),
 		Description: f.Description,
 		Args:        args,
 		Resolve: func(p graphql.ResolveParams) (any, error) {
-			if fn == nil {
-				return nil, errcode.New(errcode.NotFound, "field %s has no @fn binding, so there is nothing to run", name)
-			}
-			return nil, errcode.New(errcode.NotFound, "function %s version %s is not available on this server", fn.Name, fn.Version)
+			return callFunction(p, f, m)
 		},
 	}
 }

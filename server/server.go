@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
@@ -13,6 +14,8 @@ import (
 	"github.com/corehq/core/admin"
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/images"
+	"github.com/corehq/core/rest"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
 	"github.com/corehq/core/webhook"
@@ -26,6 +29,7 @@ type Server struct {
 	reg      *tenant.Registry
 	accounts *auth.Accounts
 	gql      *gql.Handler
+	opts     options
 	echo     *echo.Echo
 	http     *http.Server
 }
@@ -34,7 +38,26 @@ type Server struct {
 type Option func(*options)
 
 type options struct {
-	routes []func(*echo.Echo)
+	routes       []func(*echo.Echo)
+	fnPackages   admin.FunctionStore
+	fnLogs       admin.FunctionLog
+	hasFunctions bool
+	images       *images.Registry
+}
+
+// WithImages serves the container registry of function images at /v2/
+// and mounts its admin routes (/admin/v1/apps/{app}/registry…,
+// /admin/v1/registry/gc). Its requests skip the body limit: the registry
+// bounds them itself.
+func WithImages(r *images.Registry) Option {
+	return func(o *options) { o.images = r }
+}
+
+// WithFunctions mounts the admin API's function routes (publishing
+// function versions, reading function logs) over the function store and
+// log the runtime uses.
+func WithFunctions(pk admin.FunctionStore, logs admin.FunctionLog) Option {
+	return func(o *options) { o.fnPackages, o.fnLogs, o.hasFunctions = pk, logs, true }
 }
 
 // WithRoutes mounts more routes after the built-in ones; they run behind
@@ -51,7 +74,7 @@ func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Registry, a
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &Server{cfg: cfg, log: logger, st: st, reg: reg, accounts: accounts, gql: gqlh}
+	s := &Server{cfg: cfg, log: logger, st: st, reg: reg, accounts: accounts, gql: gqlh, opts: o}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	// The client address is the connection's: X-Forwarded-For is not trusted
@@ -62,7 +85,7 @@ func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Registry, a
 	// Outermost first: the request id is known to the log line, the log
 	// line sees the status a recovered panic answers, and the body limit
 	// applies to every handler.
-	e.Use(requestID, s.logRequests, s.recoverPanics, limitBody(cfg.BodyLimit))
+	e.Use(requestID, s.logRequests, s.recoverPanics, s.limitBody(cfg.BodyLimit))
 	s.echo = e
 	s.routes()
 	for _, mount := range o.routes {
@@ -88,19 +111,43 @@ func (s *Server) routes() {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 
-	admin.New(s.reg, s.cfg.AdminTokenHash).Register(e.Group("/admin/v1"))
+	adminAPI := e.Group("/admin/v1")
+	admin.New(s.reg, s.cfg.AdminTokenHash).Register(adminAPI)
+	if s.opts.hasFunctions {
+		admin.NewFunctions(s.reg, s.opts.fnPackages, s.opts.fnLogs, s.cfg.AdminTokenHash).Register(adminAPI)
+	}
+	if r := s.opts.images; r != nil {
+		admin.NewRegistry(r.Tokens(), r, r, s.cfg.AdminTokenHash).Register(adminAPI)
+		r.Register(e)
+	}
 
 	// Data doors resolve the instance from core-domain, then the caller
-	// from authorization. /rest/v1 (REST issue) mounts here behind the same
-	// chain; /webhook/{domain}/{name} (webhooks issue) resolves its instance
-	// from the path instead.
-	data := []echo.MiddlewareFunc{tenant.Middleware(s.reg), s.accounts.Middleware(s.st)}
-	e.POST("/graphql", s.gql.Serve, data...)
-	e.GET("/graphql", s.gql.Serve, data...)
+	// from authorization: /graphql and /rest/v1 (whose OPTIONS needs
+	// neither); /webhook/{domain}/{name} resolves its instance from the
+	// path instead.
+	resolve, authenticate := tenant.Middleware(s.reg), s.accounts.Middleware(s.st)
+	e.POST("/graphql", s.gql.Serve, resolve, authenticate)
+	e.GET("/graphql", s.gql.Serve, resolve, authenticate)
+	rest.New(s.gql, s.reg).Register(e.Group("/rest/v1"), resolve, authenticate)
 
 	wcfg := webhook.DefaultConfig()
 	wcfg.BodyLimit = s.cfg.BodyLimit
 	webhook.New(wcfg, s.reg, s.gql, s.log).Register(e)
+}
+
+// limitBody is the body limit of every request but the image registry's
+// (/v2/), whose layers are larger than any API call.
+func (s *Server) limitBody(limit int64) echo.MiddlewareFunc {
+	limited := limitBody(limit)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		withLimit := limited(next)
+		return func(c echo.Context) error {
+			if p := c.Request().URL.Path; s.opts.images != nil && (p == "/v2" || strings.HasPrefix(p, "/v2/")) {
+				return next(c)
+			}
+			return withLimit(c)
+		}
+	}
 }
 
 // Handler returns the routes as an http.Handler, for in-process use.

@@ -5,7 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net/netip"
+	"net/url"
 	"reflect"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +51,99 @@ type Settings struct {
 	SessionLifetime int `json:"sessionLifetime"`
 	// Env holds values functions may read (by the names their @fn lists).
 	Env map[string]string `json:"env"`
+	// CORS says which web pages may call the instance's REST interface
+	// from a browser.
+	CORS CORS `json:"cors"`
+	// Fetch lets the instance's functions call out with fetch(); off by
+	// default.
+	Fetch Fetch `json:"fetch"`
+}
+
+// Fetch is an instance's outbound fetch policy for its functions.
+type Fetch struct {
+	// Enabled turns fetch on.
+	Enabled bool `json:"enabled"`
+	// AllowHosts are the hosts fetch may reach: a host name
+	// ("api.stripe.com"), "*.example.com" for every subdomain of
+	// example.com, or an IP address. Private, loopback, link-local and
+	// other non-public addresses are refused whatever the list says.
+	AllowHosts []string `json:"allowHosts"`
+}
+
+// maxFetchHosts bounds Fetch.AllowHosts.
+const maxFetchHosts = 100
+
+// MarshalJSON writes a nil AllowHosts as [].
+func (f Fetch) MarshalJSON() ([]byte, error) {
+	type plain Fetch
+	if f.AllowHosts == nil {
+		f.AllowHosts = []string{}
+	}
+	return json.Marshal(plain(f))
+}
+
+// Check reports whether every allowed host is a lower-case host name, a
+// "*." wildcard of one, or an IP address (no scheme, port or path).
+func (f Fetch) Check() error {
+	if len(f.AllowHosts) > maxFetchHosts {
+		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "fetch.allowHosts lists more than %d hosts", maxFetchHosts)
+	}
+	for _, h := range f.AllowHosts {
+		name := strings.TrimPrefix(h, "*.")
+		if _, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+			continue
+		}
+		if checkDomain(name) != nil || name != h && !strings.Contains(name, ".") || h != strings.ToLower(h) {
+			return errcode.Wrap(errcode.BadRequest, ErrInvalid,
+				"fetch.allowHosts: %q is not a host: write a lower-case host name such as api.example.com, *.example.com for its subdomains, or an IP address (no scheme, port or path)", h)
+		}
+	}
+	return nil
+}
+
+// CORS is an instance's cross-origin policy for /rest/v1.
+type CORS struct {
+	// AllowedOrigins are the origins whose pages may call, each as a
+	// browser sends it: scheme://host[:port], lower case, no path (for
+	// example https://app.example.com); "*" allows every origin. None:
+	// no cross-origin calls.
+	AllowedOrigins []string `json:"allowedOrigins"`
+}
+
+// maxOrigins bounds CORS.AllowedOrigins.
+const maxOrigins = 100
+
+// Allows reports whether a page of origin may call.
+func (c CORS) Allows(origin string) bool {
+	if origin == "" {
+		return false
+	}
+	for _, o := range c.AllowedOrigins {
+		if o == "*" || o == origin {
+			return true
+		}
+	}
+	return false
+}
+
+// check reports whether every allowed origin is "*" or an origin as a
+// browser sends it.
+func (c CORS) check() error {
+	if len(c.AllowedOrigins) > maxOrigins {
+		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "cors.allowedOrigins lists more than %d origins", maxOrigins)
+	}
+	for _, o := range c.AllowedOrigins {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			u.Scheme+"://"+u.Host != o || o != strings.ToLower(o) {
+			return errcode.Wrap(errcode.BadRequest, ErrInvalid,
+				"cors.allowedOrigins: %q is not an origin: write scheme://host[:port] in lower case with no path, such as https://app.example.com, or \"*\"", o)
+		}
+	}
+	return nil
 }
 
 // Instance is a deployed release with its own domain, data and token.
@@ -95,14 +192,22 @@ func (i *Instance) clone() *Instance {
 // clone returns a copy of s that shares no map with it.
 func (s Settings) clone() Settings {
 	s.Env = maps.Clone(s.Env)
+	s.CORS.AllowedOrigins = slices.Clone(s.CORS.AllowedOrigins)
+	s.Fetch.AllowHosts = slices.Clone(s.Fetch.AllowHosts)
 	return s
 }
 
 // equal reports whether two settings are the same (a nil and an empty env
-// are).
+// are, and so are a nil and an empty list of origins).
 func (s Settings) equal(o Settings) bool {
 	if len(s.Env) == 0 && len(o.Env) == 0 {
 		s.Env, o.Env = nil, nil
+	}
+	if len(s.CORS.AllowedOrigins) == 0 && len(o.CORS.AllowedOrigins) == 0 {
+		s.CORS.AllowedOrigins, o.CORS.AllowedOrigins = nil, nil
+	}
+	if len(s.Fetch.AllowHosts) == 0 && len(o.Fetch.AllowHosts) == 0 {
+		s.Fetch.AllowHosts, o.Fetch.AllowHosts = nil, nil
 	}
 	return reflect.DeepEqual(s, o)
 }
@@ -135,6 +240,9 @@ func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 	}
 	if len(out.Env) == 0 {
 		out.Env = nil
+	}
+	if err := out.Fetch.Check(); err != nil {
+		return s, err
 	}
 	return out, nil
 }

@@ -41,6 +41,12 @@ type Registry struct {
 	mu     sync.Mutex // serialises changes
 	state  atomic.Pointer[state]
 	loaded atomic.Bool
+
+	// Coherence between processes sharing the store (sync.go); guarded
+	// by mu.
+	process    string            // this registry's key among the version marks
+	seen       map[string]string // the marks as of the last load
+	bumpFailed bool              // the last mark was not written
 }
 
 // state is one immutable snapshot: maps are never changed once published.
@@ -76,6 +82,7 @@ func NewRegistry(st store.Store, compile Compiler, newToken TokenFunc) *Registry
 		compile:  compile,
 		newToken: newToken,
 		limits:   schema.DefaultLimits(),
+		process:  store.NewID(),
 	}
 	r.state.Store(&state{releases: map[string]*Release{}, instances: map[string]*Instance{}})
 	return r
@@ -124,6 +131,11 @@ func docOf(inst *Instance) instanceDoc {
 func (r *Registry) Load(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// The marks first: a change made while loading shows as a new mark.
+	marks, err := r.marks(ctx)
+	if err != nil {
+		return err
+	}
 	relDocs, err := r.st.ListDocs(ctx, docRelease)
 	if err != nil {
 		return fmt.Errorf("tenant: loading releases: %w", err)
@@ -175,6 +187,7 @@ func (r *Registry) Load(ctx context.Context) error {
 		s.instances[d.Domain] = inst
 	}
 	r.state.Store(s)
+	r.startMarks(ctx, marks)
 	r.loaded.Store(true)
 	return nil
 }
@@ -292,6 +305,7 @@ func (r *Registry) PutRelease(ctx context.Context, app, name, realm, sdl string)
 	if err := r.st.PutDoc(ctx, docRelease, key, doc); err != nil {
 		return nil, 0, fmt.Errorf("tenant: storing release %s: %w", key, err)
 	}
+	r.bump(ctx)
 	n := s.clone()
 	n.releases[key] = rel
 	r.state.Store(n)
@@ -351,6 +365,9 @@ func (r *Registry) CreateInstance(ctx context.Context, spec InstanceSpec) (inst 
 	if err := checkEnv(spec.Settings.Env); err != nil {
 		return nil, "", err
 	}
+	if err := spec.Settings.CORS.check(); err != nil {
+		return nil, "", err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.state.Load()
@@ -399,6 +416,7 @@ func (r *Registry) CreateInstance(ctx context.Context, spec InstanceSpec) (inst 
 		}
 		return nil, "", fmt.Errorf("tenant: creating instance %s: %w", domain, err)
 	}
+	r.bump(ctx)
 	n := s.clone()
 	n.instances[domain] = inst
 	r.state.Store(n)
@@ -461,6 +479,9 @@ func (r *Registry) UpdateInstance(ctx context.Context, domain string, ch Change)
 			return nil, err
 		}
 		if err := checkEnv(set.Env); err != nil {
+			return nil, err
+		}
+		if err := set.CORS.check(); err != nil {
 			return nil, err
 		}
 	}
@@ -532,6 +553,7 @@ func (r *Registry) DeleteInstance(ctx context.Context, domain string) (*Instance
 	if err := r.st.DeleteDoc(ctx, docInstance, domain); err != nil {
 		return nil, fmt.Errorf("tenant: deleting instance %s: %w", domain, err)
 	}
+	r.bump(ctx)
 	n := s.clone()
 	delete(n.instances, domain)
 	r.state.Store(n)
@@ -551,5 +573,6 @@ func (r *Registry) putInstanceDoc(ctx context.Context, d instanceDoc) error {
 	if err := r.st.PutDoc(ctx, docInstance, d.Domain, raw); err != nil {
 		return fmt.Errorf("tenant: storing instance %s: %w", d.Domain, err)
 	}
+	r.bump(ctx)
 	return nil
 }

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -17,9 +22,21 @@ type appFile struct {
 	Release string `yaml:"release"`
 	// Schema is the SDL file, relative to DIR.
 	Schema string `yaml:"schema"`
-	// Functions (name -> version -> path) are read but not yet deployed.
+	// Functions are the function versions to publish: name -> version ->
+	// a .js file or a package directory, relative to DIR.
 	Functions map[string]map[string]string `yaml:"functions"`
 	Instances []appInstance                `yaml:"instances"`
+
+	// packages are the Functions read from DIR, sorted by name and
+	// version.
+	packages []functionPackage
+}
+
+// functionPackage is a function version ready to upload: a .js source,
+// or a package directory as a .tar.gz.
+type functionPackage struct {
+	name, version, path string
+	body                []byte
 }
 
 type appInstance struct {
@@ -56,7 +73,86 @@ func loadApp(dir fs.FS) (*appFile, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the schema: %w", err)
 	}
+	if a.packages, err = loadFunctions(dir, a.Functions); err != nil {
+		return nil, "", err
+	}
 	return &a, string(sdl), nil
+}
+
+// loadFunctions reads each function version of app.yaml: a file is sent
+// as it is (a .js source, or a .zip/.tar.gz made beforehand); a
+// directory is packed as a .tar.gz of its regular files (".git" left
+// out, symbolic links refused). The server checks the package.
+func loadFunctions(dir fs.FS, funcs map[string]map[string]string) ([]functionPackage, error) {
+	var out []functionPackage
+	for _, name := range slices.Sorted(maps.Keys(funcs)) {
+		for _, version := range slices.Sorted(maps.Keys(funcs[name])) {
+			p := funcs[name][version]
+			where := fmt.Sprintf("functions: %s %s", name, version)
+			if !fs.ValidPath(p) || p == "." {
+				return nil, fmt.Errorf("app.yaml: %s: %q must be a path inside the app directory (no leading /, no ..)", where, p)
+			}
+			fi, err := fs.Stat(dir, p)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			var body []byte
+			if fi.IsDir() {
+				body, err = packDir(dir, p)
+			} else {
+				body, err = fs.ReadFile(dir, p)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			out = append(out, functionPackage{name: name, version: version, path: p, body: body})
+		}
+	}
+	return out, nil
+}
+
+// packDir makes a .tar.gz of the regular files under root, with names
+// relative to it, in a stable order and without times or owners: the same
+// files pack the same way.
+func packDir(dir fs.FS, root string) ([]byte, error) {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	err := fs.WalkDir(dir, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir() && d.Name() == ".git":
+			return fs.SkipDir
+		case d.IsDir():
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symbolic link: packages hold regular files only", p)
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		data, err := fs.ReadFile(dir, p)
+		if err != nil {
+			return err
+		}
+		name := strings.TrimPrefix(p, root+"/")
+		if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(data))}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 func (a *appFile) check() error {

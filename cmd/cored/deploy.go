@@ -49,10 +49,19 @@ func deploy(ctx context.Context, args []string, getenv func(string) string, stdo
 	return apply(ctx, c, app, sdl, stdout)
 }
 
-// apply publishes the release of app and brings its instances in line.
+// apply publishes the functions and the release of app and brings its
+// instances in line. Functions go first, so that a release binding them
+// can be called at once.
 func apply(ctx context.Context, c *adminClient, app *appFile, sdl string, out io.Writer) error {
-	if len(app.Functions) > 0 {
-		fmt.Fprintln(out, "note: functions: ignored; publishing functions is not supported yet")
+	for _, p := range app.packages {
+		var res struct {
+			Status string `json:"status"`
+		}
+		path := "/apps/" + url.PathEscape(app.App) + "/functions/" + url.PathEscape(p.name) + "/" + url.PathEscape(p.version)
+		if _, err := c.do(ctx, http.MethodPut, path, rawBody(p.body), &res); err != nil {
+			return fmt.Errorf("function %s %s (%s): %w", p.name, p.version, p.path, err)
+		}
+		fmt.Fprintf(out, "function %s %s: %s\n", p.name, p.version, res.Status)
 	}
 	var rel struct {
 		Status string `json:"status"`
@@ -148,17 +157,26 @@ type adminClient struct {
 	hc    *http.Client
 }
 
-// do sends a request with a JSON body (none when nil) and decodes a 2xx
-// answer into out (when not nil). A non-2xx answer is an error carrying
-// the envelope's message; the status is returned either way.
+// rawBody is a request body sent as it is, not as JSON.
+type rawBody []byte
+
+// do sends a request with a JSON body (a rawBody as it is; none when
+// nil) and decodes a 2xx answer into out (when not nil). A non-2xx answer
+// is an error carrying the envelope's message; the status is returned
+// either way.
 func (c *adminClient) do(ctx context.Context, method, path string, body, out any) (int, error) {
 	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+	contentType := "application/json"
+	switch b := body.(type) {
+	case nil:
+	case rawBody:
+		r, contentType = bytes.NewReader(b), "application/octet-stream"
+	default:
+		j, err := json.Marshal(body)
 		if err != nil {
 			return 0, err
 		}
-		r = bytes.NewReader(b)
+		r = bytes.NewReader(j)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
 	if err != nil {
@@ -166,7 +184,7 @@ func (c *adminClient) do(ctx context.Context, method, path string, body, out any
 	}
 	req.Header.Set("authorization", "Bearer "+c.token)
 	if body != nil {
-		req.Header.Set("content-type", "application/json")
+		req.Header.Set("content-type", contentType)
 	}
 	res, err := c.hc.Do(req)
 	if err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,11 +11,59 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
 
+	"github.com/corehq/core/admin"
 	"github.com/corehq/core/auth"
+	"github.com/corehq/core/fn"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
 )
+
+// startWithFunctions starts a test server with the function routes
+// mounted as serve mounts them.
+func startWithFunctions(t *testing.T) *servertest.Env {
+	t.Helper()
+	l := &late{}
+	l.env = servertest.Start(t, servertest.WithRoutes(func(e *echo.Echo) {
+		admin.NewFunctions(l, l, l, auth.HashToken(servertest.AdminToken)).Register(e.Group("/admin/v1"))
+	}))
+	f, err := newFunctions(l.env.Store, l.env.Registry, fn.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.f = f
+	t.Cleanup(func() { f.close(zap.NewNop()) })
+	return l.env
+}
+
+// late forwards the function routes to what is built after the server
+// starts (its store and registry exist only then).
+type late struct {
+	env *servertest.Env
+	f   *functions
+}
+
+func (l *late) Publish(ctx context.Context, app, name, version string, b []byte) (fn.Info, fn.PutResult, error) {
+	return l.f.packages.Publish(ctx, app, name, version, b)
+}
+func (l *late) Info(ctx context.Context, app, name, version string) (fn.Info, error) {
+	return l.f.packages.Info(ctx, app, name, version)
+}
+func (l *late) List(ctx context.Context, app string) ([]fn.Info, error) {
+	return l.f.packages.List(ctx, app)
+}
+func (l *late) Delete(ctx context.Context, app, name, version string) (fn.Info, error) {
+	return l.f.packages.Delete(ctx, app, name, version)
+}
+func (l *late) Read(ctx context.Context, id string, limit int) ([]fn.LogEntry, error) {
+	return l.f.logs.Read(ctx, id, limit)
+}
+func (l *late) Clear(ctx context.Context, id string) error { return l.f.logs.Clear(ctx, id) }
+func (l *late) Instance(domain string) (*tenant.Instance, error) {
+	return l.env.Registry.Instance(domain)
+}
 
 const bookstoreSDL = `type Author { name: String age: Int bestbook: Book booklist: [Book!] }
 type Book @indices(sets: [["price"]]) { title: String authorid: Int price: Float }
@@ -50,7 +100,7 @@ var createdRE = regexp.MustCompile(`^(instance (\S+): created; token \(shown onc
 
 func TestDeploy(t *testing.T) {
 	t.Parallel()
-	srv := servertest.Start(t)
+	srv := startWithFunctions(t)
 	dir := t.TempDir()
 	admin := env(map[string]string{"CORE_ADMIN_TOKEN": servertest.AdminToken})
 	tokens := map[string]string{}
@@ -99,9 +149,14 @@ instances:
 				"instance b.test: updated (anonymousRequests, anonymousRegistration, env)"},
 		},
 		{
-			name: "a new release moves the instances; functions are noted",
+			name: "a new release moves the instances; functions are published first",
 			files: map[string]string{
-				"schema2.graphql": bookstoreSDL + "type Shelf { label: String }\n",
+				"functions/verify-stripe/package.json": `{"main": "src/main.js"}`,
+				"functions/verify-stripe/src/main.js":  `const s = require('./sign'); exports.main = (i, cb) => cb(s(), null);`,
+				"functions/verify-stripe/src/sign.js":  `module.exports = () => 'signed';`,
+				"functions/verify-stripe/.git/config":  `not packaged`,
+				"functions/echo.js":                    `exports.main = (i, cb) => cb(i.args, null);`,
+				"schema2.graphql":                      bookstoreSDL + "type Shelf { label: String }\n",
 				"app.yaml": `app: bookstore
 realm: main
 release: v2
@@ -109,6 +164,9 @@ schema: schema2.graphql
 functions:
   verify-stripe:
     v1: functions/verify-stripe
+  echo:
+    "1.0": functions/echo.js
+    "2.0": functions/echo.js
 instances:
   - domain: a.test
   - domain: b.test
@@ -118,7 +176,9 @@ instances:
 `,
 			},
 			want: []string{
-				"note: functions: ignored; publishing functions is not supported yet",
+				"function echo 1.0: created",
+				"function echo 2.0: created",
+				"function verify-stripe v1: created",
 				"release bookstore/v2: created",
 				"instance a.test: updated (release)",
 				"instance b.test: updated (release)",
@@ -159,10 +219,28 @@ instances:
 		t.Errorf("b.test settings (-want +got):\n%s\nrelease %s", diff, b.Release().Name)
 	}
 
+	// The functions landed as packages; re-running publishes nothing new.
+	fns, err := fn.NewPackages(srv.Store, fn.DefaultPackagesConfig()).List(t.Context(), "bookstore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var published []string
+	for _, i := range fns {
+		published = append(published, fmt.Sprintf("%s %s %s %v", i.Name, i.Version, i.Main, i.Files))
+	}
+	if diff := cmp.Diff([]string{"echo 1.0 index.js [index.js]", "echo 2.0 index.js [index.js]",
+		"verify-stripe v1 src/main.js [package.json src/main.js src/sign.js]"}, published); diff != "" {
+		t.Errorf("published functions (-want +got):\n%s", diff)
+	}
+	code, out, errOut := runCmd(t, admin, "deploy", "--server", srv.URL, dir)
+	if code != 0 || !strings.HasPrefix(out, "function echo 1.0: unchanged\nfunction echo 2.0: unchanged\nfunction verify-stripe v1: unchanged\n") {
+		t.Errorf("re-run: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+
 	// Changing a release that instances run is refused with the server's
 	// reason, and nothing changes.
 	writeFiles(t, dir, map[string]string{"schema2.graphql": bookstoreSDL + "type Shelf { label: String size: Int }\n"})
-	code, out, errOut := runCmd(t, admin, "deploy", dir, "--server", srv.URL) // flags after DIR work too
+	code, out, errOut = runCmd(t, admin, "deploy", dir, "--server", srv.URL) // flags after DIR work too
 	if code != 1 || !strings.Contains(errOut, "409 CONFLICT") || !strings.Contains(errOut, "publish a new release") {
 		t.Errorf("changed schema of a release in use: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
@@ -170,7 +248,7 @@ instances:
 
 func TestDeployBadInput(t *testing.T) {
 	t.Parallel()
-	srv := servertest.Start(t)
+	srv := startWithFunctions(t)
 	srv.PutRelease("shop", "v1", bookstoreSDL)
 	srv.CreateInstance("taken.test", "shop", "v1", tenant.Settings{})
 	admin := env(map[string]string{"CORE_ADMIN_TOKEN": servertest.AdminToken})
@@ -202,6 +280,12 @@ func TestDeployBadInput(t *testing.T) {
 			args: []string{"DIR"}, code: 1, stderr: "invalid schema: 2:"},
 		{name: "wrong admin token", getenv: env(map[string]string{"CORE_ADMIN_TOKEN": "not-the-admin-token"}),
 			files: map[string]string{"app.yaml": good, "schema.graphql": bookstoreSDL}, args: []string{"DIR"}, code: 1, stderr: "401 UNAUTHENTICATED"},
+		{name: "function outside the directory", files: map[string]string{"app.yaml": good + "functions:\n  f:\n    v1: ../f.js\n", "schema.graphql": bookstoreSDL},
+			args: []string{"DIR"}, code: 1, stderr: `functions: f v1: "../f.js" must be a path inside the app directory`},
+		{name: "missing function", files: map[string]string{"app.yaml": good + "functions:\n  f:\n    v1: f.js\n", "schema.graphql": bookstoreSDL},
+			args: []string{"DIR"}, code: 1, stderr: "functions: f v1: stat f.js"},
+		{name: "function refused by the server", files: map[string]string{"app.yaml": good + "functions:\n  f:\n    v1: f.js\n", "schema.graphql": bookstoreSDL, "f.js": "exports.main = ("},
+			args: []string{"DIR"}, code: 1, stderr: "function f v1 (f.js): PUT"},
 		{name: "domain of another app", files: map[string]string{"app.yaml": good + "instances:\n  - domain: taken.test\n", "schema.graphql": bookstoreSDL},
 			args: []string{"DIR"}, code: 1, stderr: "taken.test runs app shop, not bookstore"},
 	} {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,22 +12,27 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/corehq/core/admin"
 	"github.com/corehq/core/auth"
+	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/images"
 	"github.com/corehq/core/server"
+	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/bolt"
+	"github.com/corehq/core/store/mongo"
 	"github.com/corehq/core/tenant"
 )
 
 // serveFlags are the settings of `cored serve`.
 type serveFlags struct {
-	addr, data, mongoURI, adminToken, logLevel, bodyLimit string
-	demo                                                  bool
+	addr, data, mongoURI, adminToken, logLevel, bodyLimit, gateway string
+	demo                                                           bool
 }
 
 // parseServe reads the flags of serve; each falls back to its environment
@@ -41,10 +45,13 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.addr, "addr", envOr(getenv, "CORE_ADDR", def.Addr), "TCP address to listen on ($CORE_ADDR)")
 	fs.StringVar(&f.data, "data", envOr(getenv, "CORE_DATA_DIR", "./data"), "data directory; the embedded store is core.db inside ($CORE_DATA_DIR)")
-	fs.StringVar(&f.mongoURI, "mongo-uri", "", "MongoDB connection string (default $CORE_MONGO_URI); the MongoDB store is not in this version yet, so setting it fails")
+	fs.StringVar(&f.mongoURI, "mongo-uri", "", "MongoDB connection string, e.g. mongodb://host1,host2/core?replicaSet=rs0 (default $CORE_MONGO_URI); when set, MongoDB is the store and --data is not used")
 	fs.StringVar(&f.adminToken, "admin-token", "", "admin token of /admin/v1 (default $CORE_ADMIN_TOKEN; generated on first start when unset)")
 	fs.StringVar(&f.logLevel, "log-level", envOr(getenv, "CORE_LOG_LEVEL", "info"), "debug, info, warn or error ($CORE_LOG_LEVEL)")
 	fs.StringVar(&f.bodyLimit, "body-limit", envOr(getenv, "CORE_BODY_LIMIT", "1MiB"), "largest request body: bytes, or with KiB, MiB, GiB ($CORE_BODY_LIMIT)")
+	fs.StringVar(&f.gateway, "function-gateway", envOr(getenv, "CORE_FUNCTION_GATEWAY", ""),
+		"URL of an HTTP function gateway (OpenFaaS, Knative) that runs non-JavaScript function images, with {app}, {name} and {version}, "+
+			"e.g. http://gateway:8080/function/{app}-{name}-{version}; off when empty ($CORE_FUNCTION_GATEWAY)")
 	fs.BoolVar(&f.demo, "demo", false, "deploy the demo app on demo.local, seed it and print a curl to try it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -77,17 +84,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return usageError{fmt.Sprintf("--body-limit: %v", err)}
 	}
-	if f.mongoURI != "" {
-		return errors.New("the MongoDB store is not available in this version: unset --mongo-uri / CORE_MONGO_URI to use the embedded store in --data")
-	}
 	log := newLogger(stderr, level)
 	defer func() { _ = log.Sync() }() // stderr often cannot be synced; nothing to do about it
 
-	if err := os.MkdirAll(f.data, 0o700); err != nil {
-		return fmt.Errorf("creating the data directory: %w", err)
-	}
-	dbPath := filepath.Join(f.data, "core.db")
-	st, err := bolt.Open(dbPath, bolt.DefaultConfig())
+	st, where, err := openStore(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -113,12 +113,23 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fmt.Errorf("loading the session secret: %w", err)
 	}
 	accounts := auth.NewAccounts(secret)
-	srv := server.New(cfg, log, st, reg, accounts, gql.NewHandler(st, accounts, log))
+	fns, err := newFunctions(st, reg, fn.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	defer fns.close(log) // before the store closes: the function logs flush into it
+	imgs, runtime, err := newImages(ctx, st, fns, hash, f.gateway, log)
+	if err != nil {
+		return err
+	}
+	defer imgs.Close()
+	srv := server.New(cfg, log, st, reg, accounts, gql.NewHandler(st, accounts, log, gql.WithFunctions(runtime)),
+		server.WithFunctions(fns.packages, fns.logs), server.WithImages(imgs))
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
 	}
-	log.Info("listening", zap.String("addr", ln.Addr().String()), zap.String("store", dbPath),
+	log.Info("listening", zap.String("addr", ln.Addr().String()), zap.String("store", where),
 		zap.Int("instances", len(reg.Instances())))
 	if f.demo {
 		if err := deployDemo(ctx, reg, srv.Handler(), baseURL(ln.Addr()), stdout); err != nil {
@@ -129,12 +140,99 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	sctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// Other cored processes on the same store may change releases and
+	// instances: follow them (DESIGN.md: served by all within 2 s).
+	go reg.Watch(sctx, registrySyncInterval, func(err error) { log.Warn("registry refresh failed", zap.Error(err)) })
+	go imgs.CollectEvery(sctx, imageGCInterval, func(err error) { log.Warn("image garbage collection failed", zap.Error(err)) })
 	context.AfterFunc(sctx, func() { log.Info("shutting down: draining requests in flight") })
 	if err := srv.Serve(sctx, ln); err != nil {
 		return err
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// functions are the process's function runtime and its storage: the
+// published packages and the instances' function logs, both kept in the
+// store.
+type functions struct {
+	reg      *tenant.Registry
+	packages *fn.Packages
+	logs     *fn.Log
+	// runtime runs the functions bound with @fn (a fn.Runtime for gql).
+	runtime *fn.JS
+}
+
+func newFunctions(st store.Store, reg *tenant.Registry, cfg fn.Config) (*functions, error) {
+	pk := fn.NewPackages(st, fn.DefaultPackagesConfig())
+	logs := fn.NewLog(st, fn.DefaultLogConfig())
+	rt, err := fn.NewJS(cfg, pk, logs)
+	if err != nil {
+		_ = logs.Close() // nothing was logged yet
+		return nil, err
+	}
+	return &functions{reg: reg, packages: pk, logs: logs, runtime: rt}, nil
+}
+
+// close lets the calls in flight finish, then writes the buffered log
+// entries.
+func (f *functions) close(log *zap.Logger) {
+	_ = f.runtime.Close() // never fails
+	if err := f.logs.Close(); err != nil {
+		log.Warn("writing the function logs failed", zap.Error(err))
+	}
+}
+
+// newImages starts the function image registry (served at /v2/) and the
+// runtime that runs its images: JavaScript ones on the embedded runtime,
+// others on the function gateway when one is configured.
+func newImages(ctx context.Context, st store.Store, fns *functions, adminHash [32]byte, gateway string, log *zap.Logger) (*images.Registry, fn.Runtime, error) {
+	images.RouteLibraryLogs(log)
+	imgs, err := images.New(ctx, images.DefaultConfig(), st, fns.packages, adminHash)
+	if err != nil {
+		return nil, nil, err
+	}
+	var engine fn.Runtime
+	if gateway != "" {
+		gcfg := images.DefaultGatewayConfig()
+		gcfg.URL = gateway
+		gw, err := images.NewGateway(gcfg, fns.logs)
+		if err != nil {
+			_ = imgs.Close()
+			return nil, nil, usageError{fmt.Sprintf("--function-gateway: %v", err)}
+		}
+		engine = gw
+	}
+	return imgs, images.NewRuntime(fns.runtime, imgs, engine), nil
+}
+
+// imageGCInterval is how often the image registry collects garbage.
+const imageGCInterval = 6 * time.Hour
+
+// registrySyncInterval is how often the registry looks for changes made by
+// other processes sharing the store.
+const registrySyncInterval = 500 * time.Millisecond
+
+// openStore opens the MongoDB store when a URI is set, else the embedded
+// store in the data directory. where describes it for the log, without the
+// URI (which may hold a password).
+func openStore(ctx context.Context, f serveFlags) (st store.Store, where string, err error) {
+	if f.mongoURI != "" {
+		ms, err := mongo.Open(ctx, mongo.DefaultConfig(f.mongoURI))
+		if err != nil {
+			return nil, "", fmt.Errorf("the MongoDB store is not available (--mongo-uri / CORE_MONGO_URI): %w", err)
+		}
+		return ms, "mongodb database " + ms.Database(), nil
+	}
+	if err := os.MkdirAll(f.data, 0o700); err != nil {
+		return nil, "", fmt.Errorf("creating the data directory: %w", err)
+	}
+	dbPath := filepath.Join(f.data, "core.db")
+	bs, err := bolt.Open(dbPath, bolt.DefaultConfig())
+	if err != nil {
+		return nil, "", err
+	}
+	return bs, dbPath, nil
 }
 
 // newLogger is zap's production logger (JSON, no sampling: every request

@@ -1,5 +1,6 @@
 // Package servertest starts the real cored HTTP server for end-to-end
-// tests: a bolt store in a temporary directory, the registry with gql's
+// tests: a bolt store in a temporary directory or a MongoDB database of
+// the test server (stores.go), the registry with gql's
 // compiler, the gql handler and the admin API, served over loopback by
 // httptest. Tests talk to it with real HTTP requests only.
 //
@@ -15,18 +16,19 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/corehq/core/auth"
+	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/images"
 	"github.com/corehq/core/server"
 	"github.com/corehq/core/store"
-	"github.com/corehq/core/store/bolt"
 	"github.com/corehq/core/tenant"
 )
 
@@ -43,8 +45,16 @@ type Env struct {
 	Store    store.Store
 	Registry *tenant.Registry
 	Server   *server.Server
-	// Accounts is the accounts service; tests move its clock (Now).
+	// Accounts is the accounts service; tests move its clock (Shift).
 	Accounts *auth.Accounts
+	// Packages, Logs and Functions are the function store, the function
+	// logs and the runtime.
+	Packages  *fn.Packages
+	Logs      *fn.Log
+	Functions *fn.JS
+	// Images is the function image registry served at /v2/, when
+	// WithImages asked for it.
+	Images *images.Registry
 	// Client is the HTTP client the helpers use.
 	Client *http.Client
 }
@@ -53,10 +63,28 @@ type Env struct {
 type Option func(*options)
 
 type options struct {
-	cfg    server.Config
-	gqlCfg gql.Config
-	logger *zap.Logger
-	server []server.Option
+	cfg       server.Config
+	gqlCfg    gql.Config
+	logger    *zap.Logger
+	server    []server.Option
+	store     store.Store   // WithStore; nil: one of the current kind (stores.go)
+	syncEvery time.Duration // WithSyncInterval
+	fnCfg     fn.Config
+	images    *images.Config // WithImages
+	engine    fn.Runtime     // WithImages
+}
+
+// WithImages serves the function image registry at /v2/ (cored always
+// does), configured by cfg, with engine as the container engine of
+// non-JavaScript images (nil: none, as cored by default).
+func WithImages(cfg images.Config, engine fn.Runtime) Option {
+	return func(o *options) { o.images, o.engine = &cfg, engine }
+}
+
+// WithFunctionConfig sets the function runtime's configuration (deadline,
+// bounds).
+func WithFunctionConfig(cfg fn.Config) Option {
+	return func(o *options) { o.fnCfg = cfg }
 }
 
 // WithConfig lets a test change the server configuration (body limit, …).
@@ -80,13 +108,17 @@ func WithRoutes(mount func(e *echo.Echo)) Option {
 	return func(o *options) { o.server = append(o.server, server.WithRoutes(mount)) }
 }
 
-// Start starts a server; t.Cleanup stops it and closes its store.
+// Start starts a server; t.Cleanup stops it and closes its store (unless
+// the test gave it with WithStore). Its registry follows changes made by
+// other servers on the same store, as cored does.
 func Start(t testing.TB, opts ...Option) *Env {
 	t.Helper()
 	o := options{
-		cfg:    server.DefaultConfig(),
-		gqlCfg: gql.DefaultConfig(),
-		logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
+		cfg:       server.DefaultConfig(),
+		gqlCfg:    gql.DefaultConfig(),
+		logger:    zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
+		syncEvery: 500 * time.Millisecond,
+		fnCfg:     fn.DefaultConfig(),
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -95,26 +127,51 @@ func Start(t testing.TB, opts ...Option) *Env {
 	o.logger = capturing(o.logger)
 	noteSecret(AdminToken)
 
-	bcfg := bolt.DefaultConfig()
-	bcfg.NoSync = true // a test's data need not survive a machine crash
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "core.db"), bcfg)
-	if err != nil {
-		t.Fatalf("servertest: opening the store: %v", err)
+	noteServerTest(t)
+	st := o.store
+	if st == nil {
+		st = openStore(t)
 	}
-	t.Cleanup(func() {
-		if err := st.Close(); err != nil {
-			t.Errorf("servertest: closing the store: %v", err)
-		}
-	})
 	reg := tenant.NewRegistry(st, gql.Compiler(o.gqlCfg), auth.NewToken)
 	if err := reg.Load(context.Background()); err != nil {
 		t.Fatalf("servertest: loading the registry: %v", err)
 	}
+	// Follow changes other servers make on the same store, as cored does.
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		reg.Watch(watchCtx, o.syncEvery, func(err error) { o.logger.Warn("registry refresh failed", zap.Error(err)) })
+	}()
+	t.Cleanup(func() { stopWatch(); <-watched }) // runs before the store closes
 	accounts := auth.NewAccounts([]byte("servertest session secret, 32 bytes or more"))
-	srv := server.New(o.cfg, o.logger, st, reg, accounts, gql.NewHandler(st, accounts, o.logger), o.server...)
+	packages, logs := fn.NewPackages(st, fn.DefaultPackagesConfig()), fn.NewLog(st, fn.DefaultLogConfig())
+	runtime, err := fn.NewJS(o.fnCfg, packages, logs)
+	if err != nil {
+		t.Fatalf("servertest: starting the function runtime: %v", err)
+	}
+	t.Cleanup(func() { // before the store closes: logs flush into it
+		_ = runtime.Close()
+		_ = logs.Close()
+	})
+	var functions fn.Runtime = runtime
+	serverOpts := []server.Option{server.WithFunctions(packages, logs)}
+	var imgs *images.Registry
+	if o.images != nil {
+		imgs, err = images.New(context.Background(), *o.images, st, packages, o.cfg.AdminTokenHash)
+		if err != nil {
+			t.Fatalf("servertest: starting the image registry: %v", err)
+		}
+		t.Cleanup(func() { _ = imgs.Close() })
+		functions = images.NewRuntime(runtime, imgs, o.engine)
+		serverOpts = append(serverOpts, server.WithImages(imgs))
+	}
+	srv := server.New(o.cfg, o.logger, st, reg, accounts, gql.NewHandler(st, accounts, o.logger, gql.WithFunctions(functions)),
+		append(serverOpts, o.server...)...)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close) // runs before the store closes
-	return &Env{t: t, URL: hs.URL, Store: st, Registry: reg, Accounts: accounts, Server: srv, Client: hs.Client()}
+	return &Env{t: t, URL: hs.URL, Store: st, Registry: reg, Accounts: accounts, Server: srv, Client: hs.Client(),
+		Packages: packages, Logs: logs, Functions: runtime, Images: imgs}
 }
 
 // DoRaw sends a request and returns the response (body already read and

@@ -1,0 +1,154 @@
+package fn
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config bounds the embedded JavaScript runtime (see NewJS).
+type Config struct {
+	// Timeout is the deadline of one call (a shorter context deadline
+	// wins). On expiry the call is interrupted.
+	Timeout time.Duration
+	// MaxConcurrent is how many calls run at once (the size of the
+	// worker pool); more wait for a worker until their deadline
+	// (ErrBusy).
+	MaxConcurrent int
+	// MaxInputBytes bounds input (args, env and core as JSON).
+	MaxInputBytes int
+	// MaxResultBytes bounds the result as JSON.
+	MaxResultBytes int
+	// MaxConsoleBytes bounds the console output one call keeps; lines
+	// beyond it are counted and dropped.
+	MaxConsoleBytes int
+	// MaxLineBytes bounds one console line (longer ones are cut).
+	MaxLineBytes int
+	// MaxCallStack is the deepest JavaScript call stack.
+	MaxCallStack int
+	// MaxGraphQLCalls is how many core.graphql requests one call may
+	// make; their answers are bounded by MaxInputBytes.
+	MaxGraphQLCalls int
+	// MaxDepth is how deep functions may reach each other through
+	// core.graphql (a function calling a field bound to a function, …).
+	MaxDepth int
+	// Fetch bounds outbound fetch (used only where an instance enables it).
+	Fetch FetchConfig
+}
+
+// FetchConfig bounds fetch() calls.
+type FetchConfig struct {
+	// Timeout bounds one fetch; the call's deadline bounds it too.
+	Timeout time.Duration
+	// MaxRequestBytes and MaxResponseBytes bound the bodies.
+	MaxRequestBytes  int
+	MaxResponseBytes int
+	// MaxCalls is how many fetches one call may start.
+	MaxCalls int
+	// MaxRedirects is how many redirects one fetch follows.
+	MaxRedirects int
+}
+
+// DefaultConfig returns the runtime's defaults: 5 s per call, 64 calls at
+// once, 1 MiB input and result, 64 KiB of console output per call.
+func DefaultConfig() Config {
+	return Config{
+		Timeout:         5 * time.Second,
+		MaxConcurrent:   64,
+		MaxInputBytes:   1 << 20,
+		MaxResultBytes:  1 << 20,
+		MaxConsoleBytes: 64 << 10,
+		MaxLineBytes:    4 << 10,
+		MaxCallStack:    2000,
+		MaxGraphQLCalls: 32,
+		MaxDepth:        3,
+		Fetch: FetchConfig{
+			Timeout:          10 * time.Second,
+			MaxRequestBytes:  1 << 20,
+			MaxResponseBytes: 1 << 20,
+			MaxCalls:         16,
+			MaxRedirects:     5,
+		},
+	}
+}
+
+func (c Config) validate() error {
+	var errs []error
+	positive := func(name string, v int) {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, v))
+		}
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("Timeout must be positive, got %s", c.Timeout))
+	}
+	if c.Fetch.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("Fetch.Timeout must be positive, got %s", c.Fetch.Timeout))
+	}
+	positive("MaxConcurrent", c.MaxConcurrent)
+	positive("MaxInputBytes", c.MaxInputBytes)
+	positive("MaxResultBytes", c.MaxResultBytes)
+	positive("MaxConsoleBytes", c.MaxConsoleBytes)
+	positive("MaxLineBytes", c.MaxLineBytes)
+	positive("MaxCallStack", c.MaxCallStack)
+	positive("MaxGraphQLCalls", c.MaxGraphQLCalls)
+	positive("MaxDepth", c.MaxDepth)
+	positive("Fetch.MaxRequestBytes", c.Fetch.MaxRequestBytes)
+	positive("Fetch.MaxResponseBytes", c.Fetch.MaxResponseBytes)
+	positive("Fetch.MaxCalls", c.Fetch.MaxCalls)
+	if c.Fetch.MaxRedirects < 0 {
+		errs = append(errs, fmt.Errorf("Fetch.MaxRedirects must not be negative, got %d", c.Fetch.MaxRedirects))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("fn: invalid config: %w", err)
+	}
+	return nil
+}
+
+// PackagesConfig bounds published packages (see NewPackages).
+type PackagesConfig struct {
+	// MaxUploadBytes bounds an uploaded source or archive (the server's
+	// body limit applies too).
+	MaxUploadBytes int
+	// MaxUnpackedBytes bounds the files of a package, summed.
+	MaxUnpackedBytes int
+	// MaxFiles bounds the number of files of a package.
+	MaxFiles int
+	// CacheBytes bounds the packages (and their compiled programs) kept
+	// in memory for warm calls.
+	CacheBytes int
+	// Revalidate is how long a cached package is served before the store
+	// is asked again whether it changed (another process may have
+	// republished or deleted it).
+	Revalidate time.Duration
+}
+
+// DefaultPackagesConfig returns 8 MiB uploads, 16 MiB and 1,000 files
+// unpacked, a 64 MiB cache revalidated every second.
+func DefaultPackagesConfig() PackagesConfig {
+	return PackagesConfig{
+		MaxUploadBytes:   8 << 20,
+		MaxUnpackedBytes: 16 << 20,
+		MaxFiles:         1000,
+		CacheBytes:       64 << 20,
+		Revalidate:       time.Second,
+	}
+}
+
+// LogConfig bounds the function logs (see NewLog).
+type LogConfig struct {
+	// Entries is how many entries an instance's log keeps (the oldest
+	// go first).
+	Entries int
+	// MaxBytes bounds an instance's log, summed over its messages.
+	MaxBytes int
+	// FlushInterval is how often buffered entries are written to the
+	// store.
+	FlushInterval time.Duration
+}
+
+// DefaultLogConfig returns 1,000 entries or 512 KiB per instance, flushed
+// every second.
+func DefaultLogConfig() LogConfig {
+	return LogConfig{Entries: 1000, MaxBytes: 512 << 10, FlushInterval: time.Second}
+}

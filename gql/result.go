@@ -1,0 +1,131 @@
+package gql
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+)
+
+// A Result from the compiled executor carries its data already encoded:
+// the HTTP handler writes Body as it is, and json.Marshal (echo's c.JSON,
+// the REST layer) copies it through MarshalJSON. Data is then nil after
+// Run and decoded on demand by Value (Do decodes it at once, for callers
+// that read Data). A Result from the reference executor has Data only, and
+// Body and MarshalJSON encode it.
+
+// plainResult is Result without its methods, for encoding/json.
+type plainResult Result
+
+// Body returns the response body: {"data":…,"errors":[…]} and a newline,
+// the bytes echo's c.JSON writes for the Result. Errors are encoded as they
+// are when Body is called.
+func (r *Result) Body() ([]byte, error) {
+	if r.body == nil {
+		var b bytes.Buffer
+		if err := json.NewEncoder(&b).Encode((*plainResult)(r)); err != nil {
+			return nil, err
+		}
+		return b.Bytes(), nil
+	}
+	b := r.body[:r.dataEnd]
+	if len(r.Errors) > 0 {
+		errs, err := json.Marshal(r.Errors)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"errors":`...), errs...)
+	}
+	b = append(b, '}', '\n')
+	r.setBody(b)
+	return b, nil
+}
+
+// MarshalJSON encodes the Result as Body does, without the newline.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	if r.body == nil {
+		return json.Marshal((*plainResult)(r))
+	}
+	b, err := r.Body()
+	if err != nil {
+		return nil, err
+	}
+	return b[:len(b)-1], nil
+}
+
+// DataJSON returns the data member as JSON when the compiled executor
+// produced it, else nil.
+func (r *Result) DataJSON() []byte {
+	if r.body == nil {
+		return nil
+	}
+	return r.body[r.dataStart:r.dataEnd]
+}
+
+// Value returns the data: Data, or the encoded data decoded (JSON numbers
+// as float64), kept in Data.
+func (r *Result) Value() any {
+	if r.Data != nil || r.body == nil {
+		return r.Data
+	}
+	var v any
+	if err := json.Unmarshal(r.body[r.dataStart:r.dataEnd], &v); err == nil {
+		r.Data = v
+	}
+	return r.Data
+}
+
+// Release returns the Result's buffer for reuse. The Result's Body and
+// encoded data must not be used afterwards; Data stays as it is.
+func (r *Result) Release() {
+	if r.pooled != nil {
+		putBuffer(r.pooled, r.body)
+	}
+	r.pooled, r.body, r.dataStart, r.dataEnd = nil, nil, 0, 0
+}
+
+// setBody keeps a (possibly grown) body, and the pooled buffer with it.
+func (r *Result) setBody(b []byte) {
+	r.body = b
+	if r.pooled != nil {
+		*r.pooled = b[:0]
+	}
+}
+
+// Response buffers are pooled; a buffer grown beyond maxPooledBuffer (a
+// huge answer) is left to the collector.
+const (
+	initialBuffer   = 4 << 10
+	maxPooledBuffer = 1 << 20
+)
+
+var buffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, initialBuffer)
+	return &b
+}}
+
+func getBuffer() *[]byte { return buffers.Get().(*[]byte) }
+
+func putBuffer(p *[]byte, b []byte) {
+	if cap(b) > maxPooledBuffer {
+		return
+	}
+	*p = b[:0]
+	buffers.Put(p)
+}
+
+// writeResult answers a Result as c.JSON would (pretty-printed on
+// ?pretty), writing the encoded data as it is.
+func writeResult(c echo.Context, res *Result) error {
+	if c.Echo().Debug || c.Request().URL.RawQuery != "" {
+		if _, pretty := c.QueryParams()["pretty"]; pretty || c.Echo().Debug {
+			return c.JSON(res.Status, res)
+		}
+	}
+	body, err := res.Body()
+	if err != nil {
+		return err
+	}
+	return c.JSONBlob(res.Status, body)
+}

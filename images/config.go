@@ -1,0 +1,75 @@
+package images
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/corehq/core/fn"
+)
+
+// User is the registry login's fixed user name: `docker login -u core`.
+const User = "core"
+
+// Config configures the registry (see New).
+type Config struct {
+	// MaxRequestBytes bounds the body of one upload request: a layer sent
+	// whole, or one chunk of a chunked upload. (The server's --body-limit
+	// does not apply to /v2/.)
+	MaxRequestBytes int64
+	// TransferTimeout is how long one upload or download of a blob may
+	// take; it replaces the server's read and write time-outs for those
+	// requests, which are made for small API calls.
+	TransferTimeout time.Duration
+	// MaxImageBytes bounds what is decompressed when a pushed image is
+	// read for its function: the layers' tar streams, summed.
+	MaxImageBytes int64
+	// Packages bounds the function package read from an image (files,
+	// unpacked bytes), as for packages published through the admin API.
+	Packages fn.PackagesConfig
+	// GCGrace is how old an unreferenced blob or an untagged manifest
+	// must be before garbage collection removes it: younger ones may
+	// belong to a push still in progress, on this process or another.
+	GCGrace time.Duration
+	// UploadMaxAge is how long an unfinished upload is kept before
+	// garbage collection removes it.
+	UploadMaxAge time.Duration
+}
+
+// DefaultConfig returns 1 GiB per upload request, 30 minutes per
+// transfer, 4 GiB decompressed per inspected image, the package bounds of
+// fn.DefaultPackagesConfig, and a garbage collection that spares the last
+// hour's blobs and the last day's unfinished uploads.
+func DefaultConfig() Config {
+	return Config{
+		MaxRequestBytes: 1 << 30,
+		TransferTimeout: 30 * time.Minute,
+		MaxImageBytes:   4 << 30,
+		Packages:        fn.DefaultPackagesConfig(),
+		GCGrace:         time.Hour,
+		UploadMaxAge:    24 * time.Hour,
+	}
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if c.MaxRequestBytes <= 0 {
+		errs = append(errs, fmt.Errorf("MaxRequestBytes must be positive, got %d", c.MaxRequestBytes))
+	}
+	if c.TransferTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("TransferTimeout must be positive, got %s", c.TransferTimeout))
+	}
+	if c.MaxImageBytes <= 0 {
+		errs = append(errs, fmt.Errorf("MaxImageBytes must be positive, got %d", c.MaxImageBytes))
+	}
+	if c.Packages.MaxFiles <= 0 || c.Packages.MaxUnpackedBytes <= 0 || c.Packages.MaxUploadBytes <= 0 {
+		errs = append(errs, errors.New("Packages needs positive MaxFiles, MaxUnpackedBytes and MaxUploadBytes"))
+	}
+	if c.GCGrace < 0 || c.UploadMaxAge < 0 {
+		errs = append(errs, errors.New("GCGrace and UploadMaxAge must not be negative"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("images: invalid config: %w", err)
+	}
+	return nil
+}

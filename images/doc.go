@@ -1,0 +1,98 @@
+// Package images is the service's own container registry, where
+// functions are delivered as images tagged {name}:{version} (SERVICE.md
+// section 4.4, point 5), and the runtime that runs what is pushed there.
+//
+// # The registry
+//
+// Registry serves the OCI Distribution API at /v2/ on cored's listener,
+// so docker, podman, buildah, crane and skopeo push and pull as they do
+// with any registry. The protocol is distribution's
+// (github.com/distribution/distribution/v3, the reference registry:
+// chunked, resumable and monolithic uploads, digest checks, manifests,
+// image indexes and tags, cross-repository mounts, error codes), run over
+// a storage driver of our own, docfs, which keeps blobs, manifests and
+// upload sessions in the service's store documents: the embedded store
+// or MongoDB, shared by every cored process on it. A layer is streamed
+// to 1 MiB chunks as it arrives (and hashed on the way, for the digest
+// check); no request holds a whole layer in memory. go-containerregistry's
+// pkg/registry was the other candidate: it takes a blob handler of ours,
+// but keeps manifests only in memory and buffers chunked uploads in
+// memory, so images would neither survive a restart nor be shared by
+// processes.
+//
+// # Names
+//
+// A repository is {app}/{name}: the app, then the function. A tag is a
+// function version. So `docker push host:8080/bookstore/verify-stripe:v1`
+// delivers version v1 of the function verify-stripe of the app
+// bookstore, which a field bound with @fn(name: "verify-stripe",
+// version: "v1") runs. Names follow fn's rules (1 to 64 letters, digits,
+// '.', '_' and '-') and, for apps and functions, the lowercase of
+// container references. Paths with other repository shapes answer
+// NAME_INVALID; tags that are not versions, TAG_INVALID.
+//
+// # Who may push and pull
+//
+// Every request, pulls included, needs HTTP basic credentials: user
+// "core" and, as password, the admin token (every app) or a publishing
+// token of the app (Tokens: issued, listed and revoked through
+// /admin/v1/apps/{app}/registry/tokens; the store keeps only their
+// SHA-256). Without them the answer is 401 with `WWW-Authenticate: Basic
+// realm="core"`, the challenge clients answer by logging in; a token used
+// on another app's repository answers 403 DENIED. The catalog
+// (/v2/_catalog) names every app's functions and is the admin's only. A
+// cross-repository mount from another app's repository becomes an
+// ordinary upload.
+//
+// # Tags
+//
+// A version, once pushed, stays the image it is: pushing another image
+// under an existing tag answers TAG_INVALID, saying how to allow it,
+// unless the app's setting allowTagOverwrite is on (PATCH
+// /admin/v1/apps/{app}/registry). Pushing the same image again is always
+// allowed. Deleting a tag (or the manifest it names) removes the function
+// version published from it.
+//
+// # Running an image
+//
+// When a tag is pushed, the image (for an index: its linux/amd64 image,
+// else another linux one) is read for its function: its layers are
+// applied in order as a container runtime would (gzip, zstd or plain tar;
+// a later layer's file replaces an earlier one; whiteouts and opaque
+// directories hide what is below) and the regular files under /function
+// are kept. An image with /function/package.json or /function/index.js is
+// a JavaScript function: its files are checked as a package uploaded
+// through the admin API is (bounds, no links, every module compiles; a
+// bad one refuses the push with the reason) and published as the
+// version's package (fn.Packages), which the embedded runtime runs. Doing
+// this at push time rather than at call time keeps layer reading off the
+// call path, reuses what packages already have (the bounded cache, the
+// re-check of the store every second that makes every process see a new
+// push within a second, the admin API's view), and leaves one answer to
+// "what runs for name@version": the last publication, by push or by the
+// admin API.
+//
+// Any other image is a container function: the push removes the
+// version's JavaScript package, if any, and Runtime hands its calls to
+// the container engine, Gateway (an OpenFaaS-style or Knative HTTP
+// gateway, configured with cored serve --function-gateway; off by
+// default). Without an engine, such a call answers NO_CONTAINER_ENGINE,
+// saying so.
+//
+// # Garbage
+//
+// Collect removes the manifests no tag reaches any more (the images a tag
+// pointed at before it was overwritten or deleted), the blobs no manifest
+// references, and uploads left unfinished for a day. Blobs and untagged
+// manifests younger than the grace (an hour) are kept, so that a push in
+// progress on any process loses nothing. cored collects every six hours;
+// POST /admin/v1/registry/gc collects now (and tells what it removed).
+//
+// # Bounds
+//
+// Config.MaxRequestBytes per upload request (1 GiB; the server's
+// --body-limit does not apply to /v2/), Config.TransferTimeout per blob
+// transfer (30 minutes, instead of the server's read and write time-outs),
+// 4 MiB per manifest, Config.MaxImageBytes decompressed per inspected
+// image (4 GiB), and fn.PackagesConfig for the function read from it.
+package images

@@ -1,0 +1,233 @@
+package images_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"go.uber.org/zap"
+
+	"github.com/corehq/core/fn"
+	"github.com/corehq/core/images"
+	"github.com/corehq/core/server/servertest"
+)
+
+func TestMain(m *testing.M) {
+	images.RouteLibraryLogs(zap.NewNop())
+	servertest.MainCheckingLogs(m)
+}
+
+// registry is a real cored with the image registry, and the host:port
+// image references name.
+type registry struct {
+	t    *testing.T
+	env  *servertest.Env
+	host string
+}
+
+func start(t *testing.T, opts ...servertest.Option) *registry {
+	t.Helper()
+	cfg := fn.DefaultConfig()
+	opts = append([]servertest.Option{servertest.WithImages(images.DefaultConfig(), nil), servertest.WithFunctionConfig(cfg)}, opts...)
+	env := servertest.Start(t, opts...)
+	return &registry{t: t, env: env, host: strings.TrimPrefix(env.URL, "http://")}
+}
+
+// token issues a publishing token of app through the admin API.
+func (r *registry) token(app string) string {
+	r.t.Helper()
+	status, body := r.env.Admin(http.MethodPost, "/apps/"+app+"/registry/tokens", map[string]any{"name": "test"})
+	tok, _ := body["token"].(string)
+	if status != http.StatusCreated || tok == "" || body["user"] != images.User {
+		r.t.Fatalf("issuing a token of %s: %d %v", app, status, body)
+	}
+	return tok
+}
+
+// ref names an image of this registry ("hooks/echo:v1", or by digest).
+func (r *registry) ref(s string) name.Reference {
+	r.t.Helper()
+	ref, err := name.ParseReference(r.host+"/"+s, name.Insecure, name.StrictValidation)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return ref
+}
+
+// login is the basic auth of user core with password pw.
+func login(pw string) remote.Option {
+	return remote.WithAuth(&authn.Basic{Username: images.User, Password: pw})
+}
+
+// push writes img as s with password pw.
+func (r *registry) push(s string, img v1.Image, pw string) error {
+	r.t.Helper()
+	return remote.Write(r.ref(s), img, login(pw))
+}
+
+// mustPush is push that must succeed.
+func (r *registry) mustPush(s string, img v1.Image, pw string) {
+	r.t.Helper()
+	if err := r.push(s, img, pw); err != nil {
+		r.t.Fatalf("pushing %s: %v", s, err)
+	}
+}
+
+// raw sends a request to the registry with basic auth pw ("" for none).
+func (r *registry) raw(method, path, pw string, headers map[string]string, body []byte) (*http.Response, []byte) {
+	r.t.Helper()
+	req, err := http.NewRequest(method, r.env.URL+path, bytes.NewReader(body))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if body == nil {
+		req.Body, req.ContentLength = http.NoBody, 0
+	}
+	if pw != "" {
+		req.SetBasicAuth(images.User, pw)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	res, err := r.env.Client.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return res, out
+}
+
+// ociError returns the first error code of an OCI error body.
+func ociError(body []byte) string {
+	var e struct {
+		Errors []struct {
+			Code string `json:"code"`
+		} `json:"errors"`
+	}
+	if json.Unmarshal(body, &e) != nil || len(e.Errors) == 0 {
+		return ""
+	}
+	return e.Errors[0].Code
+}
+
+// file is a tar entry of a test layer: a regular file unless typ says
+// otherwise.
+type file struct {
+	name, data string
+	typ        byte
+	link       string
+}
+
+// layer makes a gzip-compressed layer of entries, in order.
+func layer(t *testing.T, entries ...file) v1.Layer {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, e := range entries {
+		hdr := &tar.Header{Name: e.name, Mode: 0o644, Size: int64(len(e.data)), Typeflag: tar.TypeReg}
+		if e.typ != 0 {
+			hdr.Typeflag, hdr.Size, hdr.Linkname = e.typ, 0, e.link
+		}
+		if hdr.Typeflag == tar.TypeDir {
+			hdr.Mode = 0o755
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			t.Fatal(err)
+		}
+		if hdr.Size > 0 {
+			if _, err := io.WriteString(tw, e.data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw := buf.Bytes()
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// image makes an OCI image of layers, bottom first.
+func image(t *testing.T, layers ...v1.Layer) v1.Image {
+	t.Helper()
+	img, err := mutate.AppendLayers(mutate.MediaType(mutate.ConfigMediaType(empty.Image, types.OCIConfigJSON), types.OCIManifestSchema1), layers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: "linux", Architecture: "amd64", RootFS: mustConfig(t, img).RootFS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+func mustConfig(t *testing.T, img v1.Image) *v1.ConfigFile {
+	t.Helper()
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cf
+}
+
+// dockerfileImage builds what `docker build` makes of
+// testdata/images/<dir>/Dockerfile (FROM scratch; COPY function/
+// /function/): one layer holding the directory's function/ files.
+func dockerfileImage(t *testing.T, dir string) v1.Image {
+	t.Helper()
+	root := filepath.Join("..", "testdata", "images", dir)
+	df, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(df), "COPY function/ /function/") {
+		t.Fatalf("%s/Dockerfile no longer copies function/ to /function/: update this helper", root)
+	}
+	var entries []file
+	err = filepath.WalkDir(filepath.Join(root, "function"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		entries = append(entries, file{name: filepath.ToSlash(rel), data: string(b)})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(entries, func(a, b file) int { return strings.Compare(a.name, b.name) })
+	return image(t, layer(t, entries...))
+}
+
+func dump(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}

@@ -1,0 +1,313 @@
+package images
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/distribution/distribution/v3"
+	"github.com/distribution/distribution/v3/registry/api/errcode"
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/corehq/core/fn"
+)
+
+// maxManifestBytes is the largest manifest accepted (distribution's own
+// bound).
+const maxManifestBytes = 4 << 20
+
+// pushTag handles PUT /v2/{app}/{name}/manifests/{version}, the push of a
+// function version:
+//
+//  1. the tag must be a valid version, and may replace a different image
+//     only when the app allows it (Settings.AllowTagOverwrite);
+//  2. the image is read (its layers were pushed before the manifest):
+//     with /function/package.json or /function/index.js it is a
+//     JavaScript function, whose package must be valid (it is refused as
+//     an upload through the admin API would be, with the reason);
+//     otherwise it is for a container engine;
+//  3. distribution stores the manifest and the tag;
+//  4. the version is published: the package of a JavaScript image
+//     replaces the version's package (the next call runs it, in every
+//     process within fn.PackagesConfig.Revalidate); a container image
+//     removes it, so that calls go to the container engine.
+func (r *Registry) pushTag(w http.ResponseWriter, req *http.Request, rt route) error {
+	ctx := req.Context()
+	version := rt.ref
+	if !validVersion(version) {
+		return answer(w, errcode.ErrorCodeTagInvalid.WithMessage(fmt.Sprintf(
+			"tag %q: tags are function versions, 1 to %d letters, digits, '.', '_' and '-', starting with a letter or digit", version, maxNameLen)))
+	}
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxManifestBytes+1))
+	if err != nil {
+		return answer(w, errcode.ErrorCodeManifestInvalid.WithMessage("reading the manifest failed: "+err.Error()))
+	}
+	if len(body) > maxManifestBytes {
+		return answer(w, errcode.ErrorCodeManifestInvalid.WithMessage(fmt.Sprintf("the manifest is larger than %d bytes", maxManifestBytes)))
+	}
+	dgst := digest.FromBytes(body)
+
+	r.pushMu.Lock()
+	defer r.pushMu.Unlock()
+	repo, err := r.repository(ctx, rt.app, rt.name)
+	if err != nil {
+		return answer(w, err)
+	}
+	if err := r.checkOverwrite(ctx, repo, rt, dgst); err != nil {
+		return answer(w, err)
+	}
+	img, err := r.inspect(ctx, repo, body)
+	var le *layerError
+	switch {
+	case errors.Is(err, errMissing):
+		// distribution refuses a manifest whose blobs are missing, with the
+		// code clients expect (MANIFEST_BLOB_UNKNOWN).
+		img = nil
+	case errors.Is(err, errImageTooLarge):
+		return answer(w, errcode.ErrorCodeManifestInvalid.WithMessage(fmt.Sprintf(
+			"the image's layers unpack to more than %d bytes, more than a function image may hold", r.cfg.MaxImageBytes)))
+	case errors.As(err, &le):
+		return answer(w, errcode.ErrorCodeManifestInvalid.WithMessage(fmt.Sprintf("function %s version %s: %s", rt.name, version, le.reason)))
+	case err != nil:
+		return answer(w, err)
+	}
+
+	rec := &recorder{header: http.Header{}}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	r.app.ServeHTTP(rec, req)
+	if rec.status == http.StatusCreated && img != nil {
+		f := Function{App: rt.app, Name: rt.name, Version: version, Image: rt.app + "/" + rt.name + "@" + dgst.String(),
+			Digest: dgst.String(), Runtime: img.runtime, Pushed: time.Now().UTC()}
+		if err := r.publish(ctx, &f, img); err != nil {
+			return answer(w, fmt.Errorf("%w: %w", errcode.ErrorCodeUnknown.WithMessage(
+				"the image is stored, but publishing its function failed: push it again"), err))
+		}
+	}
+	rec.writeTo(w)
+	return nil
+}
+
+// checkOverwrite refuses to point an existing tag at another image,
+// unless the app allows it.
+func (r *Registry) checkOverwrite(ctx context.Context, repo distribution.Repository, rt route, dgst digest.Digest) error {
+	cur, err := repo.Tags(ctx).Get(ctx, rt.ref)
+	var unknown distribution.ErrTagUnknown
+	switch {
+	case errors.As(err, &unknown):
+		return nil
+	case err != nil:
+		return fmt.Errorf("images: reading tag %s of %s/%s: %w", rt.ref, rt.app, rt.name, err)
+	case cur.Digest == dgst:
+		return nil
+	}
+	s, err := r.Settings(ctx, rt.app)
+	if err != nil {
+		return err
+	}
+	if s.AllowTagOverwrite {
+		return nil
+	}
+	return errcode.ErrorCodeTagInvalid.WithMessage(fmt.Sprintf(
+		"%s/%s:%s already exists as another image and app %s does not allow overwriting tags: "+
+			"push a new version, or allow it with PATCH /admin/v1/apps/%s/registry {\"allowTagOverwrite\": true}",
+		rt.app, rt.name, rt.ref, rt.app, rt.app))
+}
+
+// pushed is what an image turned out to be.
+type pushed struct {
+	runtime string
+	// pkg is the function package of a JavaScript image, as a .tar.gz.
+	pkg []byte
+}
+
+// errMissing: a manifest or blob the image names is not in the registry.
+var errMissing = errors.New("images: the image names content that is not in the registry")
+
+// manifest is the part of an image manifest or index (OCI or Docker)
+// that the inspection needs.
+type manifest struct {
+	MediaType string               `json:"mediaType"`
+	Manifests []ocispec.Descriptor `json:"manifests"`
+	Layers    []ocispec.Descriptor `json:"layers"`
+}
+
+// inspect reads an image for its function. An index is read through one
+// of its images: linux/amd64, else another linux one, else the first
+// that is not an attestation.
+func (r *Registry) inspect(ctx context.Context, repo distribution.Repository, body []byte) (*pushed, error) {
+	var m manifest
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, errcode.ErrorCodeManifestInvalid.WithMessage("the manifest is not JSON: " + err.Error())
+	}
+	if len(m.Manifests) > 0 {
+		child, ok := pickImage(m.Manifests)
+		if !ok {
+			return &pushed{runtime: RuntimeContainer}, nil
+		}
+		ms, err := repo.Manifests(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cm, err := ms.Get(ctx, child.Digest)
+		if err != nil {
+			var unknown distribution.ErrManifestUnknownRevision
+			if errors.As(err, &unknown) || errors.Is(err, distribution.ErrBlobUnknown) {
+				return nil, errMissing
+			}
+			return nil, fmt.Errorf("images: reading manifest %s: %w", child.Digest, err)
+		}
+		_, payload, err := cm.Payload()
+		if err != nil {
+			return nil, err
+		}
+		m = manifest{}
+		if err := json.Unmarshal(payload, &m); err != nil {
+			return nil, errcode.ErrorCodeManifestInvalid.WithMessage("an image of the index is not JSON: " + err.Error())
+		}
+	}
+	x := newExtractor(r.cfg.Packages, r.cfg.MaxImageBytes)
+	blobs := repo.Blobs(ctx)
+	for _, l := range m.Layers {
+		if err := r.applyLayer(ctx, blobs, x, l.Digest); err != nil {
+			return nil, err
+		}
+	}
+	files := x.function()
+	_, hasPackage := files["package.json"]
+	_, hasIndex := files["index.js"]
+	if !hasPackage && !hasIndex {
+		return &pushed{runtime: RuntimeContainer}, nil
+	}
+	pkg, err := pack(files)
+	if err != nil {
+		return nil, fmt.Errorf("images: packing the function: %w", err)
+	}
+	if _, _, err := fn.ParseUpload(pkg, r.cfg.Packages); err != nil {
+		reason := err.Error()
+		if pe := (*fn.PackageError)(nil); errors.As(err, &pe) {
+			reason = pe.Reason
+		}
+		return nil, badLayer("/%s: %s", functionDir, reason)
+	}
+	return &pushed{runtime: RuntimeJavaScript, pkg: pkg}, nil
+}
+
+// applyLayer streams one layer blob from the store into x.
+func (r *Registry) applyLayer(ctx context.Context, blobs distribution.BlobStore, x *extractor, d digest.Digest) error {
+	rc, err := blobs.Open(ctx, d)
+	if errors.Is(err, distribution.ErrBlobUnknown) {
+		return errMissing
+	}
+	if err != nil {
+		return fmt.Errorf("images: opening layer %s: %w", d, err)
+	}
+	defer rc.Close()
+	return x.apply(rc)
+}
+
+// pickImage chooses the image of an index a function is read from.
+func pickImage(ds []ocispec.Descriptor) (ocispec.Descriptor, bool) {
+	best, score := ocispec.Descriptor{}, 0
+	for _, d := range ds {
+		s := 1
+		if p := d.Platform; p != nil {
+			switch {
+			case p.OS == "unknown": // buildx attestations
+				s = 0
+			case p.OS == "linux" && p.Architecture == "amd64":
+				s = 3
+			case p.OS == "linux":
+				s = 2
+			}
+		}
+		if s > score {
+			best, score = d, s
+		}
+	}
+	return best, score > 0
+}
+
+// publish makes a pushed image the version's function and records it.
+func (r *Registry) publish(ctx context.Context, f *Function, img *pushed) error {
+	if img.runtime == RuntimeJavaScript {
+		info, _, err := r.pk.Publish(ctx, f.App, f.Name, f.Version, img.pkg)
+		if err != nil {
+			return err
+		}
+		f.Package = info.SHA256
+	} else if _, err := r.pk.Delete(ctx, f.App, f.Name, f.Version); err != nil && !errors.Is(err, fn.ErrNotPublished) {
+		// A package of the version (from an earlier JavaScript image or
+		// the admin API) would otherwise keep answering its calls.
+		return err
+	}
+	return r.putFunction(ctx, *f)
+}
+
+// deleteManifest handles DELETE /v2/{app}/{name}/manifests/{tag or
+// digest}: once distribution has removed the tag (or the manifest and
+// every tag naming it), the function versions those tags were pushed as
+// are removed too, with the packages published from them.
+func (r *Registry) deleteManifest(w http.ResponseWriter, req *http.Request, rt route) error {
+	ctx := req.Context()
+	r.pushMu.Lock()
+	defer r.pushMu.Unlock()
+	rec := &recorder{header: http.Header{}}
+	r.app.ServeHTTP(rec, req)
+	if rec.status == http.StatusAccepted {
+		fs, err := r.Functions(ctx, rt.app)
+		if err != nil {
+			return answer(w, err)
+		}
+		for _, f := range fs {
+			if f.Name != rt.name || (f.Version != rt.ref && f.Digest != rt.ref) {
+				continue
+			}
+			if err := r.dropFunction(ctx, f); err != nil {
+				return answer(w, fmt.Errorf("%w: %w", errcode.ErrorCodeUnknown.WithMessage(
+					"the image is deleted, but removing its function failed: delete the version through the admin API"), err))
+			}
+		}
+	}
+	rec.writeTo(w)
+	return nil
+}
+
+// recorder keeps distribution's answer to a manifest push or deletion
+// until the function is published, so that a failure can still change
+// it. Those answers are small.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (c *recorder) Header() http.Header { return c.header }
+
+func (c *recorder) WriteHeader(status int) {
+	if c.status == 0 {
+		c.status = status
+	}
+}
+
+func (c *recorder) Write(b []byte) (int, error) {
+	c.WriteHeader(http.StatusOK)
+	return c.body.Write(b)
+}
+
+func (c *recorder) writeTo(w http.ResponseWriter) {
+	for k, v := range c.header {
+		w.Header()[k] = v
+	}
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	w.WriteHeader(c.status)
+	_, _ = w.Write(c.body.Bytes())
+}

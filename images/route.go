@@ -1,0 +1,106 @@
+package images
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/distribution/distribution/v3/registry/api/errcode"
+)
+
+// What a /v2/ request addresses.
+const (
+	kindBase      = ""          // /v2/: the API check
+	kindCatalog   = "_catalog"  // /v2/_catalog: every repository
+	kindBlobs     = "blobs"     // /v2/{app}/{name}/blobs/…
+	kindManifests = "manifests" // /v2/{app}/{name}/manifests/{tag or digest}
+	kindTags      = "tags"      // /v2/{app}/{name}/tags/list
+)
+
+// route is a /v2/ request's target.
+type route struct {
+	kind string
+	// app and name make the repository {app}/{name}; empty for the base
+	// and the catalog.
+	app, name string
+	// ref is what follows kind: a digest, uploads/…, a tag or "list".
+	ref string
+}
+
+// maxNameLen bounds app and function names, as fn does.
+const maxNameLen = 64
+
+// parseRoute reads the target of a request path. A repository is always
+// two components, the app and the function: anything else is
+// NAME_INVALID. A path that is none of the API's goes on to distribution,
+// which answers 404.
+func parseRoute(p string) (route, error) {
+	rest, ok := strings.CutPrefix(p, "/v2")
+	if !ok || rest == "" || rest == "/" {
+		return route{kind: kindBase}, nil
+	}
+	rest = strings.TrimPrefix(rest, "/")
+	if rest == kindCatalog {
+		return route{kind: kindCatalog}, nil
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) >= 4 && isKind(parts[2]) {
+		rt := route{kind: parts[2], app: parts[0], name: parts[1], ref: strings.Join(parts[3:], "/")}
+		for _, n := range [...]string{rt.app, rt.name} {
+			if !validName(n) {
+				return route{}, errcode.ErrorCodeNameInvalid.WithMessage(fmt.Sprintf(
+					"repository %s/%s: app and function names are 1 to %d lowercase letters, digits, '.', '_' and '-', starting with a letter or digit",
+					rt.app, rt.name, maxNameLen))
+			}
+		}
+		return rt, nil
+	}
+	for i := 1; i < len(parts)-1; i++ {
+		if isKind(parts[i]) {
+			return route{}, errcode.ErrorCodeNameInvalid.WithMessage(fmt.Sprintf(
+				"repository %s: repositories are named {app}/{function}, for example bookstore/verify-stripe", strings.Join(parts[:i], "/")))
+		}
+	}
+	return route{kind: kindBase}, nil
+}
+
+func isKind(s string) bool { return s == kindBlobs || s == kindManifests || s == kindTags }
+
+// validName: 1 to 64 of [a-z0-9._-], starting with a letter or digit.
+// Container references are lowercase, so fn's upper-case letters are not
+// allowed here; distribution checks the finer grammar (no separator at
+// the end, none repeated).
+func validName(s string) bool {
+	if s == "" || len(s) > maxNameLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// validVersion reports whether a tag can name a function version: 1 to
+// 64 letters, digits, '.', '_' and '-', starting with a letter or digit
+// (fn's rule, inside the OCI tag grammar).
+func validVersion(s string) bool {
+	if s == "" || len(s) > maxNameLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// isDigest reports whether a manifest reference is meant as a digest
+// (else it is a tag): tags hold no ':'. A malformed digest goes on to
+// distribution, which answers DIGEST_INVALID.
+func isDigest(ref string) bool { return strings.Contains(ref, ":") }

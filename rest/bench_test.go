@@ -1,0 +1,130 @@
+package rest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+
+	"github.com/corehq/core/auth"
+	"github.com/corehq/core/gql"
+	"github.com/corehq/core/rest"
+	"github.com/corehq/core/tenant"
+)
+
+// benchBookstore is a server whose instance holds 1,000 books.
+func benchBookstore(b *testing.B) *client {
+	b.Helper()
+	c := newBookstore(b, tenant.Settings{})
+	for start := 1; start <= 1000; start += 500 {
+		var books []any
+		for j := start; j < start+500; j++ {
+			books = append(books, map[string]any{"core": map[string]any{"id": fmt.Sprintf("b%05d", j)}, "title": fmt.Sprintf("Book %d", j),
+				"authorid": (j-1)%100 + 1, "price": float64((j*7919)%10000) / 100})
+		}
+		if status, body := c.do("POST", "/", map[string]any{"values": map[string]any{"Book": books}}); status != 200 {
+			b.Fatalf("seeding: %d %s", status, dump(body))
+		}
+	}
+	return c
+}
+
+// benchRequests are the two requests the REST overhead is measured on.
+var benchRequests = []struct {
+	name  string
+	route rest.Route
+	path  string
+	req   rest.Request
+}{
+	{"get", rest.RouteRecord, "/rest/v1/Book/b00500", rest.Request{Method: "GET", Route: rest.RouteRecord, Aggregate: "Book", ID: "b00500", Query: url.Values{}}},
+	{"find25", rest.RouteType, "/rest/v1/Book?arcql=" + url.QueryEscape("price > 50") + "&first=25",
+		rest.Request{Method: "GET", Route: rest.RouteType, Aggregate: "Book", Query: url.Values{"arcql": {"price > 50"}, "first": {"25"}}}},
+}
+
+// BenchmarkRewrite measures the REST → GraphQL rewrite alone.
+func BenchmarkRewrite(b *testing.B) {
+	c := benchBookstore(b)
+	inst, _ := c.env.Registry.Lookup(c.domain)
+	s, ok := inst.Release().Compiled.(*gql.Schema)
+	if !ok {
+		b.Fatal("no compiled schema")
+	}
+	api := rest.NewAPI(s)
+	for _, br := range benchRequests {
+		b.Run(br.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := rest.Rewrite(api, br.req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkOverhead measures what REST adds on top of GraphQL for the same
+// work: the executor called directly with the rewritten request (run), the
+// whole HTTP request to /graphql with that request (graphql), and the
+// whole HTTP request to /rest/v1 (rest), both served in process by the
+// real handler. REST's overhead is rest − graphql.
+func BenchmarkOverhead(b *testing.B) {
+	c := benchBookstore(b)
+	inst, _ := c.env.Registry.Lookup(c.domain)
+	s, ok := inst.Release().Compiled.(*gql.Schema)
+	if !ok {
+		b.Fatal("no compiled schema")
+	}
+	api := rest.NewAPI(s)
+	env := gql.Env{Store: c.env.Store, Accounts: c.env.Accounts, Instance: inst, Release: inst.Release(),
+		Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: inst.AdminAccountID}}
+	h := c.env.Server.Handler()
+	serve := func(b *testing.B, method, path string, body []byte) {
+		req := httptest.NewRequest(method, path, bytes.NewReader(body))
+		req.Header.Set(tenant.Header, c.domain)
+		req.Header.Set("authorization", c.token)
+		if body != nil {
+			req.Header.Set("content-type", "application/json")
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%s %s: %d %s", method, path, rec.Code, rec.Body)
+		}
+	}
+	for _, br := range benchRequests {
+		p, err := rest.Rewrite(api, br.req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		gqlBody, err := json.Marshal(p.GraphQL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(br.name+"/run", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				res := s.Run(context.Background(), env, nil, p.GraphQL)
+				if len(res.Errors) > 0 {
+					b.Fatal(res.Errors)
+				}
+				res.Release()
+			}
+		})
+		b.Run(br.name+"/graphql", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				serve(b, "POST", "/graphql", gqlBody)
+			}
+		})
+		b.Run(br.name+"/rest", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				serve(b, "GET", br.path, nil)
+			}
+		})
+	}
+}

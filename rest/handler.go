@@ -1,0 +1,201 @@
+package rest
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/corehq/core/auth"
+	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/gql"
+	"github.com/corehq/core/tenant"
+)
+
+// Runner is the GraphQL door REST runs its documents through
+// (*gql.Handler): the environment of a request and the logger resolvers
+// report to.
+type Runner interface {
+	// Env returns the instance, the release it loaded (once: the request
+	// finishes on it), the caller and the client address of a request.
+	Env(c echo.Context) gql.Env
+	Log() *zap.Logger
+}
+
+// Handler serves /rest/v1.
+type Handler struct {
+	run  Runner
+	reg  *tenant.Registry
+	apis apiCache
+}
+
+// New returns the /rest/v1 handler: requests run through run; reg is
+// asked for CORS policies by preflights, which name no instance.
+func New(run Runner, reg *tenant.Registry) *Handler {
+	return &Handler{run: run, reg: reg}
+}
+
+// Register mounts the routes on g, the /rest/v1 group. Every route but
+// OPTIONS runs behind resolve (tenant.Middleware: core-domain → instance)
+// and authenticate (the accounts middleware: authorization → caller),
+// after the CORS headers are set. OPTIONS needs neither.
+func (h *Handler) Register(g *echo.Group, resolve, authenticate echo.MiddlewareFunc) {
+	mw := []echo.MiddlewareFunc{h.cors, resolve, authenticate}
+	for _, r := range []struct {
+		path    string
+		route   Route
+		methods []string
+	}{
+		{"", RouteRecords, []string{http.MethodPost, http.MethodPut}},
+		{"/", RouteRecords, []string{http.MethodPost, http.MethodPut}},
+		{"/login", RouteLogin, []string{http.MethodPost}},
+		{"/fn/:root/:fn", RouteFn, []string{http.MethodGet, http.MethodPost, http.MethodPut}},
+		{"/:aggregate", RouteType, []string{http.MethodGet, http.MethodDelete}},
+		{"/:aggregate/:id", RouteRecord, []string{http.MethodGet, http.MethodDelete}},
+	} {
+		g.Match(r.methods, r.path, h.serve(r.route), mw...)
+		g.OPTIONS(r.path, h.preflight)
+	}
+	g.GET("/openapi.json", h.openAPI, mw...)
+	g.OPTIONS("/openapi.json", h.preflight)
+}
+
+// serve answers one request of a route: rewrite, run, shape the answer.
+func (h *Handler) serve(route Route) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r, err := readRequest(c, route)
+		if err != nil {
+			return err
+		}
+		env := h.run.Env(c)
+		s, ok := env.Release.Compiled.(*gql.Schema)
+		if !ok {
+			return errcode.New(errcode.Internal, "internal error")
+		}
+		p, err := Rewrite(h.apis.get(s), r)
+		if err != nil {
+			return err
+		}
+		// Run leaves the answer encoded as the executor wrote it; answer
+		// decodes it only for the shapes that look into it.
+		res := s.Run(c.Request().Context(), env, h.run.Log(), p.GraphQL)
+		defer res.Release()
+		if res.RetryAfter > 0 {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(res.RetryAfter))
+		}
+		status, body := answer(p, res)
+		if r, ok := body.(*gql.Result); ok {
+			b, err := r.Body()
+			if err != nil {
+				return errcode.Wrap(errcode.Internal, err, "internal error")
+			}
+			return c.JSONBlob(status, b)
+		}
+		return c.JSON(status, body)
+	}
+}
+
+// readRequest collects what the rewrite needs of an HTTP request: path
+// parameters, query string and, for POST and PUT, the body as one JSON
+// object.
+func readRequest(c echo.Context, route Route) (Request, error) {
+	req := c.Request()
+	r := Request{Method: req.Method, Route: route}
+	for _, p := range []struct {
+		name string
+		to   *string
+	}{{"aggregate", &r.Aggregate}, {"id", &r.ID}, {"root", &r.Root}, {"fn", &r.Fn}} {
+		v := c.Param(p.name)
+		if req.URL.RawPath != "" {
+			// echo matched the escaped path: its parameters are escaped too.
+			u, err := url.PathUnescape(v)
+			if err != nil {
+				return r, errcode.New(errcode.BadRequest, "the path is malformed: %s", err)
+			}
+			v = u
+		}
+		*p.to = v
+	}
+	q, err := url.ParseQuery(req.URL.RawQuery)
+	if err != nil {
+		return r, errcode.New(errcode.BadRequest, "the query string is malformed: %s", err)
+	}
+	r.Query = q
+	if req.Method == http.MethodPost || req.Method == http.MethodPut {
+		b, err := readBody(req.Body)
+		if err != nil {
+			return r, err
+		}
+		if r.Body, err = decodeObject(b); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// answer shapes a GraphQL result as the HTTP answer of a plan. A failed
+// result answers the errors envelope with the status of the first
+// error's code; a success {"data": …} with 200, except a record read that
+// found nothing (404 NOT_FOUND) and a login that failed (401, the body as
+// it is, so the client reads errorCode).
+func answer(p Plan, res *gql.Result) (int, any) {
+	if len(res.Errors) > 0 {
+		status := http.StatusInternalServerError
+		if code, ok := res.Errors[0].Extensions["code"].(string); ok {
+			status = errcode.Code(code).Status()
+		}
+		// The envelope of DESIGN.md: message and extensions; the GraphQL
+		// path of an error means nothing to a REST client.
+		items := make([]errcode.Item, len(res.Errors))
+		for i, e := range res.Errors {
+			items[i] = errcode.Item{Message: e.Message, Extensions: e.Extensions}
+		}
+		return status, errcode.Envelope{Errors: items}
+	}
+	switch p.Shape {
+	case ShapeRecord:
+		if edges, _ := lookup(res.Value(), p.Field, "edges").([]any); len(edges) == 0 {
+			return errcode.Body(errcode.New(errcode.NotFound, "%s %s not found", p.Type, quoteShort(p.ID)))
+		}
+	case ShapeLogin:
+		if lookup(res.Value(), p.Field, "errorCode") != nil {
+			return http.StatusUnauthorized, res
+		}
+	}
+	return http.StatusOK, res
+}
+
+// lookup walks decoded result data by object keys; nil when a step is
+// missing.
+func lookup(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// openAPI answers GET /openapi.json: the OpenAPI 3.1 description of the
+// instance's REST interface, generated from its schema. It shows the
+// schema, so it needs a token unless the instance allows anonymous
+// requests (as GraphQL introspection does).
+func (h *Handler) openAPI(c echo.Context) error {
+	env := h.run.Env(c)
+	if env.Principal.Kind == auth.Anonymous && !env.Instance.Settings.AnonymousRequests {
+		return errcode.New(errcode.Unauthenticated, "authorization required: send a token in the authorization header")
+	}
+	s, ok := env.Release.Compiled.(*gql.Schema)
+	if !ok {
+		return errcode.New(errcode.Internal, "internal error")
+	}
+	doc, err := h.apis.get(s).OpenAPI(env.Release)
+	if err != nil {
+		return err
+	}
+	return c.JSONBlob(http.StatusOK, doc)
+}

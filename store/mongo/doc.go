@@ -1,0 +1,75 @@
+// Package mongo is the MongoDB store.Store, on go.mongodb.org/mongo-driver/v2,
+// for deployments that outgrow one machine: several cored processes share
+// one database. It passes the conformance suite of store/storetest on a
+// real MongoDB-wire server (FerretDB v1.24 in the tests, store/mongo/mongotest).
+//
+// # Layout
+//
+// A few collections, shared by every instance (never one per instance):
+//
+//	records  one document per record:
+//	         _id "<instance>/<type>/<id>" (deterministic: concurrent upserts
+//	         of one record meet on one document), i instance, t type,
+//	         id, c created, u updated, x trashed (absent unless trashed),
+//	         b createdBy, m impl (absent when empty), v write counter,
+//	         f { field: value, … } (object keys escaped: escapeKey).
+//	uniques  one claim per (instance, type, @unique field, value):
+//	         _id "<instance>/<type>/<field>/<value key>", i, t, f, r (the
+//	         record id), at (when claimed).
+//	types    the declared TypeSpecs: _id "<instance>/<type>", i, t, …
+//	docs     service documents: _id "<kind>/<key>", k, key, d (bytes).
+//	locks    record locks, only where the server needs them (Writes).
+//
+// Indexes, all led by the instance: records {i, t, id} (listing, paging
+// without SORT, and the shard key), and one {i, t, f.<field>…} per
+// @indices set, @unique field and reference field that Declare meets
+// (shared by every instance and type with that field; at most
+// Config.MaxIndexes); uniques {i, t, f}; types {i}. The _id index makes
+// claims and records unique.
+//
+// Shard keys: records {i: 1, t: 1, id: 1}; uniques and types {i: 1, _id: 1};
+// docs {_id: 1} (small). Every query of a record names its instance and
+// type, so it goes to the shards holding that instance.
+//
+// # Queries
+//
+// Find resolves reference hops with bounded sub-queries
+// (store.ResolveHops), then compiles the filter into BSON values
+// (filter.go: never from text, no $where, $function, $expr or JavaScript),
+// sorts by the query's keys and the id, and pages with a range condition
+// on the sort keys and the id of the cursor record (never a skip over the
+// records before it; Query.Skip alone uses the server's skip). Every record
+// read is checked with arcql.Match, so the compiled filter may be a
+// superset where MongoDB's semantics and ArcQL's part (ranges on lists,
+// `~` words, numbers seen as text); Skip and Limit then apply while
+// reading. Timestamps are BSON dates (milliseconds, which is what the
+// service writes). A list directly inside a list is stored as
+// {"%l": […]} because FerretDB v1 refuses nested arrays.
+//
+// # Writes
+//
+// No multi-document transactions or change streams are used (a standalone
+// server or FerretDB lacks them). A Write is validated first (a missing
+// required field or a taken unique value fails it with nothing written),
+// then each op is one acknowledged write with the configured write concern
+// (default majority). An upsert is one findOneAndUpdate with $set per field
+// and $setOnInsert for what only a create writes, so concurrent upserts of
+// one record lose no field. Unique values are claimed in the uniques
+// collection before the record is written and given back after (partial
+// unique indexes would do it natively, but not every MongoDB-compatible
+// server has them).
+//
+// MongoDB applies an update to one document atomically. FerretDB does not
+// (it reads, changes and rewrites the whole document), so when the server
+// says it is FerretDB the writes of one record are serialised with a lock
+// document (Config.RecordLocks); within one process a keyed mutex does it
+// on any server.
+//
+// # Errors
+//
+// A taken unique value is a *store.FieldError wrapping store.ErrUnique
+// naming the field and value; an unreachable server, a network failure or
+// an operation past Config.OpTimeout is store.ErrUnavailable. The driver
+// reconnects by itself, so the store serves again when the database is
+// back; Ping answers /readyz.
+package mongo

@@ -1,0 +1,124 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
+
+// lockRecord serialises the writes of one record. Within the process a
+// keyed mutex does it; across processes, when the server does not apply an
+// update to one document atomically (FerretDB reads, changes and rewrites
+// the whole document, so two concurrent $set of different fields can lose
+// one), a lock document in the locks collection does: inserting it is
+// atomic (its _id is the record's), and it carries an expiry so that a
+// holder that vanished does not block the record past LockLease. On
+// MongoDB proper (LocksOff, or LocksAuto) only the keyed mutex is used.
+//
+// The returned function releases the lock.
+func (s *Store) lockRecord(ctx context.Context, key string) (func(), error) {
+	unlockLocal, err := s.local.lock(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if !s.lockWrites {
+		return unlockLocal, nil
+	}
+	wait := time.Millisecond
+	for {
+		exp := time.Now().Add(s.cfg.LockLease)
+		octx, cancel := s.op(ctx)
+		_, err := s.locks.InsertOne(octx, bson.D{{Key: "_id", Value: key}, {Key: "exp", Value: dateOf(exp)}})
+		cancel()
+		if err == nil {
+			return func() {
+				octx, cancel := s.op(context.WithoutCancel(ctx))
+				defer cancel()
+				_, _ = s.locks.DeleteOne(octx, bson.D{{Key: "_id", Value: key}, {Key: "exp", Value: dateOf(exp)}})
+				unlockLocal()
+			}, nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			unlockLocal()
+			return nil, s.fail(ctx, "locking a record", err)
+		}
+		if err := s.breakExpiredLock(ctx, key); err != nil {
+			unlockLocal()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			unlockLocal()
+			return nil, ctx.Err()
+		case <-time.After(wait + rand.N(wait)):
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// breakExpiredLock removes the lock of key if its lease ran out.
+func (s *Store) breakExpiredLock(ctx context.Context, key string) error {
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	var l struct {
+		Exp bson.DateTime `bson:"exp"`
+	}
+	err := s.locks.FindOne(octx, bson.D{{Key: "_id", Value: key}}).Decode(&l)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil
+	}
+	if err != nil {
+		return s.fail(ctx, "reading a record lock", err)
+	}
+	if l.Exp.Time().After(time.Now()) {
+		return nil
+	}
+	_, err = s.locks.DeleteOne(octx, bson.D{{Key: "_id", Value: key}, {Key: "exp", Value: l.Exp}})
+	return s.fail(ctx, "breaking an expired record lock", err)
+}
+
+// keyedMutex is a set of mutexes by key, created on demand and dropped when
+// no one holds or waits for them.
+type keyedMutex struct {
+	mu sync.Mutex
+	m  map[string]*keyLock
+}
+
+type keyLock struct {
+	ch   chan struct{} // holds one token while locked
+	refs int
+}
+
+func newKeyedMutex() *keyedMutex { return &keyedMutex{m: map[string]*keyLock{}} }
+
+// lock locks key, or fails when ctx ends first.
+func (k *keyedMutex) lock(ctx context.Context, key string) (func(), error) {
+	k.mu.Lock()
+	l := k.m[key]
+	if l == nil {
+		l = &keyLock{ch: make(chan struct{}, 1)}
+		k.m[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	release := func() {
+		k.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(k.m, key)
+		}
+		k.mu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
+}

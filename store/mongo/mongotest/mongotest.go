@@ -1,0 +1,280 @@
+// Package mongotest gives tests a real MongoDB-wire server: the one named
+// by CORE_TEST_MONGO_URI, or else FerretDB v1.24 over SQLite, built from the
+// repository's tools/ferretdb module (once, cached by the hash of its
+// files) and started on a free loopback port with a temporary data
+// directory. The server is started on first use and stopped by Main at the
+// end of the package's tests; without Main it stops when the test process
+// exits (it watches its standard input).
+//
+// Each Open or Database call gets a database of its own, dropped when the
+// test ends, so tests never see each other's data.
+package mongotest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	driver "go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/mongo"
+)
+
+// EnvURI names the environment variable of an existing server to test on.
+const EnvURI = "CORE_TEST_MONGO_URI"
+
+var server struct {
+	once  sync.Once
+	mu    sync.Mutex
+	uri   string
+	err   error
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	done  chan struct{}
+	log   *bytes.Buffer
+}
+
+// URI returns the test server's URI, starting FerretDB on first use when
+// CORE_TEST_MONGO_URI is unset. It fails the test when no server can be had.
+func URI(tb testing.TB) string {
+	tb.Helper()
+	if uri := os.Getenv(EnvURI); uri != "" {
+		return uri
+	}
+	server.once.Do(func() { server.uri, server.err = start() })
+	if server.err != nil {
+		tb.Fatalf("mongotest: starting the test server: %v", server.err)
+	}
+	return server.uri
+}
+
+// Main runs a package's tests (call it from TestMain) and then stops the
+// server they started.
+func Main(m *testing.M) int {
+	code := m.Run()
+	Stop()
+	return code
+}
+
+// Stop stops the FerretDB this process started, if any.
+func Stop() {
+	server.mu.Lock()
+	defer server.mu.Unlock()
+	if server.cmd == nil {
+		return
+	}
+	_ = server.stdin.Close() // the server stops at the end of its input
+	select {
+	case <-server.done:
+	case <-time.After(10 * time.Second):
+		_ = server.cmd.Process.Kill()
+		<-server.done
+	}
+	server.cmd = nil
+}
+
+// Database returns the URI and the name of a new database on the test
+// server, dropped when the test ends.
+func Database(tb testing.TB) (uri, name string) {
+	tb.Helper()
+	uri = URI(tb)
+	name = "coretest_" + strings.ToLower(store.NewID())
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := driver.Connect(options.Client().ApplyURI(uri))
+		if err != nil {
+			tb.Errorf("mongotest: connecting to drop %s: %v", name, err)
+			return
+		}
+		defer c.Disconnect(ctx)
+		if err := c.Database(name).Drop(ctx); err != nil {
+			tb.Errorf("mongotest: dropping %s: %v", name, err)
+		}
+	})
+	return uri, name
+}
+
+// Config returns the store configuration for a database of the test
+// server: acknowledged by one node (a test server is standalone), short
+// time-outs.
+func Config(uri, db string) mongo.Config {
+	cfg := mongo.DefaultConfig(uri)
+	cfg.Database = db
+	cfg.WriteConcern = "1"
+	return cfg
+}
+
+// Open opens a store on a new database of the test server; the store is
+// closed and the database dropped when the test ends. change may adjust
+// the configuration.
+func Open(tb testing.TB, change ...func(*mongo.Config)) *mongo.Store {
+	tb.Helper()
+	uri, db := Database(tb)
+	cfg := Config(uri, db)
+	for _, c := range change {
+		c(&cfg)
+	}
+	s, err := mongo.Open(context.Background(), cfg)
+	if err != nil {
+		tb.Fatalf("mongotest: opening a store: %v", err)
+	}
+	tb.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// start builds (when needed) and starts FerretDB, returning its URI.
+func start() (string, error) {
+	bin, err := Build()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "core-ferretdb-")
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(bin, "-dir", dir, "-remove")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return "", err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	logBuf := &bytes.Buffer{}
+	cmd.Stderr = &lockedWriter{w: logBuf}
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("starting %s: %w", bin, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	lines := make(chan string, 1)
+	go func() {
+		r := bufio.NewReader(stdout)
+		line, _ := r.ReadString('\n')
+		lines <- strings.TrimSpace(line)
+		_, _ = io.Copy(io.Discard, r)
+	}()
+	var uri string
+	select {
+	case uri = <-lines:
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+	}
+	if !strings.HasPrefix(uri, "mongodb://") {
+		_ = stdin.Close()
+		<-done
+		return "", fmt.Errorf("FerretDB did not start: %q\n%s", uri, logBuf.String())
+	}
+	server.mu.Lock()
+	server.cmd, server.stdin, server.done, server.log = cmd, stdin, done, logBuf
+	server.mu.Unlock()
+	return uri, nil
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Build builds the FerretDB test server from tools/ferretdb unless a build
+// of the same sources is cached, and returns the binary's path. The cache
+// is a directory under the user cache directory (or the temporary
+// directory) named by the hash of the module's files; concurrent test
+// processes take a file lock so that one builds while the others wait.
+// The build needs Go and the module proxy only (the first one takes a
+// couple of minutes).
+func Build() (string, error) {
+	src, err := toolsDir()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, f := range []string{"go.mod", "go.sum", "main.go"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		h.Write(b)
+	}
+	fmt.Fprintf(h, "%s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	root, err := os.UserCacheDir()
+	if err != nil {
+		root = os.TempDir()
+	}
+	dir := filepath.Join(root, "corehq-core", "ferretdb-"+hex.EncodeToString(h.Sum(nil))[:16])
+	bin := filepath.Join(dir, "ferretdb")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	unlock, err := lockFile(filepath.Join(dir, "build.lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil // built by another process meanwhile
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	tmp := bin + ".tmp"
+	cmd := exec.Command(goBin, "build", "-trimpath", "-o", tmp, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("building FerretDB in %s: %w\n%s", src, err, tail(out, 4000))
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return "", err
+	}
+	return bin, nil
+}
+
+// toolsDir finds tools/ferretdb from this file's place in the repository.
+func toolsDir() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cannot locate the repository")
+	}
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "tools", "ferretdb")
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		return "", fmt.Errorf("the FerretDB tools module is missing: %w", err)
+	}
+	return dir, nil
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}

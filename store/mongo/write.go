@@ -1,0 +1,350 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/corehq/core/store"
+)
+
+// maxRetries bounds the retries of one op that meets a concurrent write
+// (an upsert racing another insert of the same record, a list edit whose
+// record changed under it).
+const maxRetries = 20
+
+// Write applies ops in order, each as its own acknowledged single-document
+// write (with the configured write concern). There are no transactions:
+// the ops are validated first (validate.go), so that a missing required
+// field or a taken unique value fails the Write with nothing written; a
+// failure past that point (a concurrent writer, the database) leaves the
+// ops before it applied and does not try the ones after it. Decisions
+// store.go leaves open are the bolt store's (store/bolt/write.go), so that
+// both answer alike.
+func (s *Store) Write(ctx context.Context, inst string, ops []store.Op) ([]store.OpResult, error) {
+	if err := checkName("instance", inst); err != nil {
+		return nil, err
+	}
+	prepared := make([]store.Op, len(ops))
+	for i, op := range ops {
+		if err := checkName("type", op.Type); err != nil {
+			return nil, fmt.Errorf("mongo: op %d: %w", i, err)
+		}
+		switch op.Kind {
+		case store.OpUpsert:
+			if op.ID == "" {
+				op.ID = store.NewID()
+			}
+			set := make(map[string]any, len(op.Set))
+			for k, v := range op.Set {
+				if k == "" {
+					return nil, fmt.Errorf("mongo: op %d (%s): empty field name", i, op.Type)
+				}
+				// Validate and copy now: the caller may change its map later.
+				if _, err := encodeValue(k, v, 0); err != nil {
+					return nil, fmt.Errorf("mongo: op %d (%s): %w", i, op.Type, err)
+				}
+				set[k] = decodeValue(mustEncode(k, v))
+			}
+			op.Set = set
+		case store.OpDelete, store.OpTrash, store.OpUntrash:
+			if op.ID == "" {
+				return nil, fmt.Errorf("mongo: op %d (%s): empty id", i, op.Type)
+			}
+		case store.OpAddRef, store.OpRemoveRef:
+			if op.ID == "" || op.Field == "" {
+				return nil, fmt.Errorf("mongo: op %d (%s): empty id or field", i, op.Type)
+			}
+		default:
+			return nil, fmt.Errorf("mongo: op %d: unknown kind %d", i, op.Kind)
+		}
+		op.Now = op.Now.UTC().Truncate(time.Millisecond)
+		prepared[i] = op
+	}
+	if err := s.validate(ctx, inst, prepared); err != nil {
+		return nil, err
+	}
+	results := make([]store.OpResult, len(prepared))
+	for i := range prepared {
+		res, err := s.apply(ctx, inst, &prepared[i])
+		if err != nil {
+			return nil, err
+		}
+		results[i] = res
+	}
+	return results, nil
+}
+
+func mustEncode(field string, v any) any {
+	e, _ := encodeValue(field, v, 0) // validated by the caller
+	return e
+}
+
+// apply runs one op under its record's lock (lock.go).
+func (s *Store) apply(ctx context.Context, inst string, op *store.Op) (store.OpResult, error) {
+	key := recordKey(inst, op.Type, op.ID)
+	unlock, err := s.lockRecord(ctx, key)
+	if err != nil {
+		return store.OpResult{}, err
+	}
+	defer unlock()
+	switch op.Kind {
+	case store.OpUpsert:
+		return s.upsert(ctx, inst, key, op)
+	case store.OpDelete:
+		return s.delete(ctx, inst, key, op)
+	case store.OpTrash:
+		return s.trash(ctx, key, op, true)
+	case store.OpUntrash:
+		return s.trash(ctx, key, op, false)
+	default:
+		return s.editRefs(ctx, key, op)
+	}
+}
+
+// upsert creates the record or sets the fields of Set: one
+// findOneAndUpdate with $set per field (so concurrent upserts of other
+// fields lose nothing) and $setOnInsert for what only a create writes. The
+// document it returns is the record before, which tells whether the op
+// created it and which unique values it held.
+func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op) (store.OpResult, error) {
+	ts, err := s.typeState(ctx, inst, op.Type)
+	if err != nil {
+		return store.OpResult{}, err
+	}
+	// Claim the unique values the op sets before writing them.
+	var uniqueFields []string
+	for f := range op.Set {
+		if ts.unique[f] {
+			uniqueFields = append(uniqueFields, f)
+		}
+	}
+	slices.Sort(uniqueFields)
+	var claimed []string
+	for _, f := range uniqueFields {
+		got, err := s.claim(ctx, inst, op.Type, op.ID, f, uniqueValues(op.Set[f]))
+		claimed = append(claimed, got...)
+		if err != nil {
+			s.unclaim(ctx, claimed, op.ID)
+			return store.OpResult{}, err
+		}
+	}
+
+	missing := ""
+	for _, f := range op.Required {
+		if op.Set[f] == nil {
+			missing = f
+			break
+		}
+	}
+	set := bson.D{{Key: fUpdated, Value: dateOf(op.Now)}}
+	for _, f := range slices.Sorted(maps.Keys(op.Set)) {
+		set = append(set, bson.E{Key: fieldPath([]string{f}), Value: mustEncode(f, op.Set[f])})
+	}
+	onInsert := bson.D{
+		{Key: fInst, Value: inst}, {Key: fType, Value: op.Type}, {Key: fID, Value: op.ID},
+		{Key: fCreated, Value: dateOf(op.Now)},
+	}
+	if op.CreatedBy != "" {
+		onInsert = append(onInsert, bson.E{Key: fCreatedBy, Value: op.CreatedBy})
+	}
+	if op.Impl != "" {
+		onInsert = append(onInsert, bson.E{Key: fImpl, Value: op.Impl})
+	}
+	if len(op.Set) == 0 {
+		// An empty f keeps "fields" an object for $set paths to come.
+		onInsert = append(onInsert, bson.E{Key: fFields, Value: bson.M{}})
+	}
+	update := bson.D{
+		{Key: "$set", Value: set},
+		{Key: "$setOnInsert", Value: onInsert},
+		{Key: "$inc", Value: bson.D{{Key: fVersion, Value: int64(1)}}},
+	}
+	// A create without a required field must not happen: without one, the
+	// op may only update an existing record.
+	opts := options.FindOneAndUpdate().SetReturnDocument(options.Before).SetUpsert(missing == "")
+	var old bson.M
+	for attempt := 0; ; attempt++ {
+		octx, cancel := s.op(ctx)
+		old = nil
+		err = s.records.FindOneAndUpdate(octx, bson.D{{Key: "_id", Value: key}}, update, opts).Decode(&old)
+		cancel()
+		// Two upserts of a new record may both try the insert; the loser
+		// retries and finds the record.
+		if mongo.IsDuplicateKeyError(err) && attempt < maxRetries {
+			continue
+		}
+		break
+	}
+	created := errors.Is(err, mongo.ErrNoDocuments)
+	if err != nil && !created {
+		s.unclaim(ctx, claimed, op.ID)
+		return store.OpResult{}, s.fail(ctx, "upsert", err)
+	}
+	if created && missing != "" {
+		s.unclaim(ctx, claimed, op.ID)
+		return store.OpResult{}, &store.FieldError{Err: store.ErrRequired, Type: op.Type, Field: missing}
+	}
+
+	var rec *store.Record
+	if created {
+		rec = &store.Record{Type: op.Type, ID: op.ID, Created: op.Now, CreatedBy: op.CreatedBy, Impl: op.Impl, Fields: map[string]any{}}
+	} else {
+		if rec, err = decodeRecord(old); err != nil {
+			return store.OpResult{}, err
+		}
+		// Release the unique values the op replaced.
+		var freed []string
+		for _, f := range uniqueFields {
+			now := uniqueValues(op.Set[f])
+			for k := range uniqueValues(rec.Fields[f]) {
+				if _, kept := now[k]; !kept {
+					freed = append(freed, claimKey(inst, op.Type, f, k))
+				}
+			}
+		}
+		s.unclaim(ctx, freed, op.ID)
+	}
+	rec.Updated = op.Now
+	for k, v := range op.Set {
+		rec.Fields[k] = decodeValue(mustEncode(k, v)) // a copy the caller may keep
+	}
+	return store.OpResult{Created: created, Changed: true, Record: rec}, nil
+}
+
+// delete removes the record and frees its unique values.
+func (s *Store) delete(ctx context.Context, inst, key string, op *store.Op) (store.OpResult, error) {
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	var old bson.M
+	err := s.records.FindOneAndDelete(octx, bson.D{{Key: "_id", Value: key}}).Decode(&old)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return store.OpResult{}, nil
+	}
+	if err != nil {
+		return store.OpResult{}, s.fail(ctx, "delete", err)
+	}
+	rec, err := decodeRecord(old)
+	if err != nil {
+		return store.OpResult{}, err
+	}
+	ts, err := s.typeState(ctx, inst, op.Type)
+	if err != nil {
+		return store.OpResult{}, err
+	}
+	var freed []string
+	for f := range ts.unique {
+		for k := range uniqueValues(rec.Fields[f]) {
+			freed = append(freed, claimKey(inst, op.Type, f, k))
+		}
+	}
+	s.unclaim(ctx, freed, op.ID)
+	return store.OpResult{Changed: true}, nil
+}
+
+// trash sets core.trashed to Now unless it is set (on=true), or clears it.
+// Updated does not change. Changed is true whenever the record exists.
+func (s *Store) trash(ctx context.Context, key string, op *store.Op, on bool) (store.OpResult, error) {
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	filter := bson.D{{Key: "_id", Value: key}}
+	var update bson.D
+	if on {
+		filter = append(filter, bson.E{Key: fTrashed, Value: nil})
+		update = bson.D{{Key: "$set", Value: bson.D{{Key: fTrashed, Value: dateOf(op.Now)}}}}
+	} else {
+		update = bson.D{{Key: "$unset", Value: bson.D{{Key: fTrashed, Value: ""}}}}
+	}
+	update = append(update, bson.E{Key: "$inc", Value: bson.D{{Key: fVersion, Value: int64(1)}}})
+	res, err := s.records.UpdateOne(octx, filter, update)
+	if err != nil {
+		return store.OpResult{}, s.fail(ctx, "trash", err)
+	}
+	if res.MatchedCount > 0 {
+		return store.OpResult{Changed: true}, nil
+	}
+	n, err := s.records.CountDocuments(octx, bson.D{{Key: "_id", Value: key}})
+	if err != nil {
+		return store.OpResult{}, s.fail(ctx, "trash", err)
+	}
+	return store.OpResult{Changed: n > 0}, nil
+}
+
+// editRefs adds or removes an id in a list field: read the record,
+// compute the list as the bolt store does, and write it back only if the
+// record's version is still the one read (else read again).
+func (s *Store) editRefs(ctx context.Context, key string, op *store.Op) (store.OpResult, error) {
+	path := fieldPath([]string{op.Field})
+	for attempt := 0; ; attempt++ {
+		octx, cancel := s.op(ctx)
+		var doc bson.M
+		err := s.records.FindOne(octx, bson.D{{Key: "_id", Value: key}}).Decode(&doc)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			cancel()
+			return store.OpResult{}, nil
+		}
+		if err != nil {
+			cancel()
+			return store.OpResult{}, s.fail(ctx, "reference edit", err)
+		}
+		rec, err := decodeRecord(doc)
+		if err != nil {
+			cancel()
+			return store.OpResult{}, err
+		}
+		list, ok := rec.Fields[op.Field].([]any)
+		if !ok && rec.Fields[op.Field] != nil {
+			cancel()
+			return store.OpResult{}, fmt.Errorf("mongo: %s/%s: field %s is not a list", op.Type, op.ID, op.Field)
+		}
+		next, changed := editList(list, op)
+		if !changed {
+			cancel()
+			return store.OpResult{Changed: true}, nil
+		}
+		res, err := s.records.UpdateOne(octx,
+			bson.D{{Key: "_id", Value: key}, {Key: fVersion, Value: doc[fVersion]}},
+			bson.D{
+				{Key: "$set", Value: bson.D{{Key: path, Value: mustEncode(op.Field, next)}, {Key: fUpdated, Value: dateOf(op.Now)}}},
+				{Key: "$inc", Value: bson.D{{Key: fVersion, Value: int64(1)}}},
+			})
+		cancel()
+		if err != nil {
+			return store.OpResult{}, s.fail(ctx, "reference edit", err)
+		}
+		if res.MatchedCount > 0 {
+			return store.OpResult{Changed: true}, nil
+		}
+		if attempt >= maxRetries {
+			return store.OpResult{}, fmt.Errorf("mongo: %s/%s: the record kept changing: %w", op.Type, op.ID, store.ErrUnavailable)
+		}
+	}
+}
+
+// editList adds or removes op.RefID in list; changed reports a difference.
+func editList(list []any, op *store.Op) ([]any, bool) {
+	has := slices.Contains(list, any(op.RefID))
+	if op.Kind == store.OpAddRef {
+		if has {
+			return list, false
+		}
+		return append(slices.Clone(list), op.RefID), true
+	}
+	if !has {
+		return list, false
+	}
+	next := make([]any, 0, len(list))
+	for _, v := range list {
+		if v != op.RefID {
+			next = append(next, v)
+		}
+	}
+	return next, true
+}

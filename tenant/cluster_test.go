@@ -1,0 +1,121 @@
+package tenant_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/store/mongo"
+	"github.com/corehq/core/store/mongo/mongotest"
+	"github.com/corehq/core/tenant"
+)
+
+// TestTwoServersOneDatabase runs two real servers on one MongoDB database,
+// as two cored processes behind a load balancer: what is deployed through
+// one is served by the other within 2 s, and writes through both at once
+// read back the same through either.
+func TestTwoServersOneDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	uri, db := mongotest.Database(t)
+	server := func() *servertest.Env {
+		st, err := mongo.Open(ctx, mongotest.Config(uri, db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return servertest.Start(t, servertest.WithStore(st))
+	}
+	a, b := server(), server()
+	sdl, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "bookstore.graphql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Deploy through a, serve through b.
+	a.PutRelease("bookstore", "v1", string(sdl))
+	token := a.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	within(t, 2*time.Second, "the new instance to serve through b", func() bool {
+		status, _ := b.GraphQL("books.test", token, `{ __typename }`, nil)
+		return status == http.StatusOK
+	})
+
+	// A release swap through a reaches b.
+	withISBN := strings.Replace(string(sdl), "title: String", "title: String\n  isbn: String", 1)
+	a.PutRelease("bookstore", "v2", withISBN)
+	if status, body := a.Admin(http.MethodPatch, "/instances/books.test", map[string]any{"release": "v2"}); status != http.StatusOK {
+		t.Fatalf("PATCH release: %d %v", status, body)
+	}
+	isbn := `{ find(type: Book, arcql: "*") { edges { node { ... on Book { isbn } } } } }`
+	within(t, 2*time.Second, "the swapped release to serve through b", func() bool {
+		status, body := b.GraphQL("books.test", token, isbn, nil)
+		return status == http.StatusOK && body["errors"] == nil
+	})
+
+	// Writes through both at once: records of their own, and fields of one
+	// shared record.
+	const each = 10
+	upsert := `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`
+	var wg sync.WaitGroup
+	for si, env := range []*servertest.Env{a, b} {
+		for i := range each {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for _, v := range []map[string]any{
+					{"Book": map[string]any{"core": map[string]any{"id": fmt.Sprintf("s%d-%02d", si, i)}, "title": "t", "isbn": fmt.Sprint(si)}},
+					{"Book": map[string]any{"core": map[string]any{"id": "shared"}, "meta": nil, "tags": []any{fmt.Sprintf("s%d-%02d", si, i)}}},
+				} {
+					status, body := env.GraphQL("books.test", token, upsert, map[string]any{"v": v})
+					if status != http.StatusOK || body["errors"] != nil {
+						t.Errorf("upsert through server %d: %d %v", si, status, body)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	find := `{ find(type: Book, arcql: "* SORT core.id", first: 100) { edges { node { ... on Book { core { id } isbn } } } } }`
+	var answers [2][]string
+	for si, env := range []*servertest.Env{a, b} {
+		status, body := env.GraphQL("books.test", token, find, nil)
+		if status != http.StatusOK || body["errors"] != nil {
+			t.Fatalf("find through server %d: %d %v", si, status, body)
+		}
+		data, _ := body["data"].(map[string]any)
+		found, _ := data["find"].(map[string]any)
+		edges, _ := found["edges"].([]any)
+		for _, e := range edges {
+			node, _ := e.(map[string]any)["node"].(map[string]any)
+			core, _ := node["core"].(map[string]any)
+			answers[si] = append(answers[si], fmt.Sprint(core["id"], "/", node["isbn"]))
+		}
+	}
+	if !slices.Equal(answers[0], answers[1]) {
+		t.Errorf("the servers disagree:\n a: %v\n b: %v", answers[0], answers[1])
+	}
+	if len(answers[0]) != 2*each+1 {
+		t.Errorf("%d records, want %d: %v", len(answers[0]), 2*each+1, answers[0])
+	}
+}
+
+// within polls cond until it holds, failing the test after d.
+func within(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > d {
+			t.Fatalf("waited %v for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("%s: %v", what, time.Since(start).Round(time.Millisecond))
+}

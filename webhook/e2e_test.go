@@ -1,0 +1,406 @@
+package webhook_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/corehq/core/fn"
+	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/tenant"
+)
+
+func TestMain(m *testing.M) { servertest.MainCheckingLogs(m) }
+
+// inline are the small functions of these tests, published as single
+// .js sources.
+var inline = map[string]string{
+	"mirror": `exports.main = (input, cb) => { console.log('mirror ran'); cb({status: 200, headers: {'content-type': 'application/json'}, body: JSON.parse(input.args.payload)}, null); };`,
+	"respond": `exports.main = (input, cb) => {
+		const mode = JSON.parse(input.args.payload).url.queryParams.mode;
+		if (mode === 'redirect') return cb({status: 302, headers: {Location: 'https://example.com/done'}}, null);
+		if (mode === 'custom') return cb({status: 418, headers: {'X-Custom': 'yes', 'Connection': 'close'}, body: 'short and stout'}, null);
+		if (mode === 'json') return cb({status: 201, body: {ok: true, n: [1, 2]}}, null);
+		if (mode === 'badstatus') return cb({status: 9999}, null);
+		if (mode === 'badheader') return cb({headers: {'X-A': 'a\r\nSet-Cookie: x=1'}}, null);
+		if (mode === 'error') return cb(null, {code: 'NOPE', message: 'secret internals'});
+		throw new Error('secret internals at line 7');
+	};`,
+	"spin":   `exports.main = () => { while (true) {} };`,
+	"proto":  `exports.main = (input, cb) => { const before = ({}).polluted; Object.prototype.polluted = 'yes'; cb({before: before === undefined ? null : before}, null); };`,
+	"refuse": `exports.main = (input, cb) => cb(null, {code: 'NOPE', message: 'refused: ' + input.args.reason});`,
+	"escape": `exports.main = async (input, cb) => {
+		const out = {};
+		try { require('fs'); out.fs = 'loaded'; } catch (e) { out.fs = 'refused'; }
+		out.process = typeof process;
+		try { await fetch(input.args.name); out.fetch = 'reached'; } catch (e) { out.fetch = 'refused'; }
+		cb(out, null);
+	};`,
+}
+
+// hooks is a server with the webhook schema deployed and its functions
+// published.
+type hooks struct {
+	t     *testing.T
+	env   *servertest.Env
+	token string
+}
+
+func start(t *testing.T, settings tenant.Settings) *hooks {
+	t.Helper()
+	cfg := fn.DefaultConfig()
+	cfg.Timeout = 400 * time.Millisecond
+	env := servertest.Start(t, servertest.WithFunctionConfig(cfg))
+	sdl, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "webhooks.graphql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.PutRelease("hooks", "v1", string(sdl))
+	h := &hooks{t: t, env: env, token: env.CreateInstance("hooks.test", "hooks", "v1", settings)}
+	publish := func(name string, src []byte) {
+		res, body := env.DoRaw("PUT", "/admin/v1/apps/hooks/functions/"+name+"/v1", env.AdminHeaders(), src)
+		if res.StatusCode != 200 && res.StatusCode != 201 {
+			t.Fatalf("publishing %s: %d %s", name, res.StatusCode, body)
+		}
+	}
+	for name, src := range inline {
+		publish(name, []byte(src))
+	}
+	for _, name := range []string{"echo", "stripe-store"} {
+		src, err := os.ReadFile(filepath.Join("..", "testdata", "functions", name, "index.js"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		publish(name, src)
+	}
+	// Webhooks saved with the instance token run as the instance's account.
+	h.gql(`mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`, map[string]any{"v": map[string]any{"Webhook": []any{
+		map[string]any{"name": "stripe", "query": map[string]any{"type": "Mutation", "field": "stripe"}},
+		map[string]any{"name": "mirror", "query": map[string]any{"type": "Mutation", "field": "mirror"}},
+		map[string]any{"name": "respond", "query": map[string]any{"type": "Mutation", "field": "respond", "selection": "status headers body"}},
+		map[string]any{"name": "spin", "query": map[string]any{"type": "Mutation", "field": "spin"}},
+	}}})
+	return h
+}
+
+// gql runs a document with the instance token; it must succeed.
+func (h *hooks) gql(query string, vars map[string]any) map[string]any {
+	h.t.Helper()
+	status, body := h.env.GraphQL("hooks.test", h.token, query, vars)
+	if status != 200 || body["errors"] != nil {
+		h.t.Fatalf("%s: %d %s", query, status, dump(body))
+	}
+	d, _ := body["data"].(map[string]any)
+	return d
+}
+
+// hook sends a request to a webhook.
+func (h *hooks) hook(method, name, query string, headers map[string]string, body string) (*http.Response, string) {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.env.URL+"/webhook/hooks.test/"+name+query, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var b strings.Builder
+	if _, err := fmt.Fprint(&b, readAll(res)); err != nil {
+		h.t.Fatal(err)
+	}
+	return res, b.String()
+}
+
+func readAll(res *http.Response) string {
+	var sb strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := res.Body.Read(buf)
+		sb.Write(buf[:n])
+		if err != nil {
+			return sb.String()
+		}
+	}
+}
+
+func dump(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+func stripeSignature(secret, body string, at int64) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	fmt.Fprintf(m, "%d.%s", at, body)
+	return fmt.Sprintf("t=%d,v1=%s", at, hex.EncodeToString(m.Sum(nil)))
+}
+
+func TestStripeWebhook(t *testing.T) {
+	t.Parallel()
+	h := start(t, tenant.Settings{AnonymousRequests: true, Env: map[string]string{"STRIPE_SECRET": "whsec_test"}})
+	body := `{"id":"evt_1","type":"invoice.payment_failed","data":{"amount":4200}}`
+	res, out := h.hook("POST", "stripe", "", map[string]string{"Stripe-Signature": stripeSignature("whsec_test", body, 1700000000), "Content-Type": "application/json"}, body)
+	if res.StatusCode != 200 || !strings.Contains(out, `"received":true`) {
+		t.Fatalf("good signature: %d %s", res.StatusCode, out)
+	}
+	tampered := strings.Replace(body, "4200", "1", 1)
+	res, out = h.hook("POST", "stripe", "", map[string]string{"Stripe-Signature": stripeSignature("whsec_test", body, 1700000000)}, tampered)
+	if res.StatusCode != 400 || !strings.Contains(out, "bad signature") {
+		t.Errorf("tampered body: %d %s", res.StatusCode, out)
+	}
+	d := h.gql(`{ find(type: Payment, arcql: "*") { edges { node { ... on Payment { eventId kind amount core { createdBy } } } } } }`, nil)
+	edges := d["find"].(map[string]any)["edges"].([]any)
+	if len(edges) != 1 {
+		t.Fatalf("payments stored: %s, want exactly the good one", dump(d))
+	}
+	got := edges[0].(map[string]any)["node"].(map[string]any)
+	delete(got, "core")
+	if diff := cmp.Diff(map[string]any{"eventId": "evt_1", "kind": "invoice.payment_failed", "amount": float64(4200)}, got); diff != "" {
+		t.Errorf("stored payment (-want +got):\n%s", diff)
+	}
+}
+
+func TestPayloadReachesTheFunction(t *testing.T) {
+	t.Parallel()
+	h := start(t, tenant.Settings{AnonymousRequests: true})
+	port := strings.TrimPrefix(h.env.URL[strings.LastIndex(h.env.URL, ":"):], ":")
+	cases := []struct {
+		name, contentType, body string
+		headers                 map[string]string
+	}{
+		{"GitHub-style JSON", "application/json", `{"action":"opened","issue":{"number":7,"title":"Ünïcödé  spaces"}}`,
+			map[string]string{"X-GitHub-Event": "issues", "X-Hub-Signature-256": "sha256=abc"}},
+		{"XML with an entity", "application/xml", `<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e "expanded">]><note id="1">&e;</note>` + "\r\n",
+			map[string]string{"X-Kind": "xml"}},
+		{"form-encoded", "application/x-www-form-urlencoded", "a=1&b=two+words&c=%26%3D", map[string]string{"X-Kind": "form"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			headers := map[string]string{"Content-Type": tc.contentType}
+			for k, v := range tc.headers {
+				headers[k] = v
+			}
+			res, out := h.hook("POST", "mirror", "?x=1&y=2&y=3", headers, tc.body)
+			if res.StatusCode != 200 {
+				t.Fatalf("%d %s", res.StatusCode, out)
+			}
+			var p map[string]any
+			if err := json.Unmarshal([]byte(out), &p); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if p["body"] != tc.body {
+				t.Errorf("body = %q, want the exact bytes %q", p["body"], tc.body)
+			}
+			wantURL := map[string]any{"path": "/webhook/hooks.test/mirror", "host": "127.0.0.1", "port": json.Number(port),
+				"queryParams": map[string]any{"x": "1", "y": []any{"2", "3"}}}
+			gotURL := p["url"].(map[string]any)
+			gotURL["port"] = json.Number(fmt.Sprint(gotURL["port"]))
+			if diff := cmp.Diff(wantURL, gotURL); diff != "" {
+				t.Errorf("url (-want +got):\n%s", diff)
+			}
+			hs := p["headers"].(map[string]any)
+			if hs["content-type"] != tc.contentType || p["method"] != "POST" {
+				t.Errorf("headers %v, method %v", hs, p["method"])
+			}
+			for k, v := range tc.headers {
+				if hs[strings.ToLower(k)] != v {
+					t.Errorf("header %s = %v, want %q", k, hs[strings.ToLower(k)], v)
+				}
+			}
+		})
+	}
+	// Other methods reach the function too.
+	if res, out := h.hook("PUT", "mirror", "", nil, "x"); res.StatusCode != 200 || !strings.Contains(out, `"method":"PUT"`) {
+		t.Errorf("PUT: %d %s", res.StatusCode, out)
+	}
+}
+
+func TestWebhookResponses(t *testing.T) {
+	t.Parallel()
+	h := start(t, tenant.Settings{AnonymousRequests: true})
+	cases := []struct {
+		mode        string
+		status      int
+		body        string
+		headers     map[string]string
+		contentType string
+	}{
+		{"redirect", 302, "", map[string]string{"Location": "https://example.com/done"}, ""},
+		{"custom", 418, "short and stout", map[string]string{"X-Custom": "yes"}, "text/plain; charset=utf-8"},
+		{"json", 201, `{"n":[1,2],"ok":true}`, nil, "application/json"},
+		{"badstatus", 502, `{"errors":[{"message":"the webhook function failed","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
+		{"badheader", 502, `{"errors":[{"message":"the webhook function failed","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
+		{"error", 502, `{"errors":[{"message":"the webhook function failed","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
+		{"throw", 502, `{"errors":[{"message":"the webhook function failed","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.mode, func(t *testing.T) {
+			res, out := h.hook("POST", "respond", "?mode="+tc.mode, nil, "{}")
+			if res.StatusCode != tc.status || strings.TrimSpace(out) != tc.body {
+				t.Errorf("%d %q, want %d %q", res.StatusCode, out, tc.status, tc.body)
+			}
+			for k, v := range tc.headers {
+				if got := res.Header.Get(k); got != v {
+					t.Errorf("header %s = %q, want %q", k, got, v)
+				}
+			}
+			if tc.contentType != "" && res.Header.Get("Content-Type") != tc.contentType {
+				t.Errorf("content type %q, want %q", res.Header.Get("Content-Type"), tc.contentType)
+			}
+			if res.Header.Get("Connection") == "close" && tc.mode == "custom" {
+				t.Error("a hop-by-hop header was passed on")
+			}
+		})
+	}
+}
+
+func TestWebhookRefusals(t *testing.T) {
+	t.Parallel()
+	closed := start(t, tenant.Settings{})
+	if res, out := closed.hook("POST", "mirror", "", nil, "{}"); res.StatusCode != 403 {
+		t.Errorf("anonymous requests off: %d %s, want 403", res.StatusCode, out)
+	}
+	// ran counts the calls of mirror, which logs one line per call.
+	ran := func(h *hooks) int {
+		if err := h.env.Logs.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		_, body := h.env.Admin("GET", "/instances/hooks.test/logs", nil)
+		entries, _ := body["entries"].([]any)
+		return len(entries)
+	}
+	if n := ran(closed); n != 0 {
+		t.Errorf("the function ran %d times though anonymous requests are off", n)
+	}
+	h := start(t, tenant.Settings{AnonymousRequests: true})
+	res1, out1 := h.hook("POST", "nope", "", nil, "{}")
+	req, _ := http.NewRequest("POST", h.env.URL+"/webhook/nowhere.test/mirror", strings.NewReader("{}"))
+	res2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out2 := readAll(res2)
+	res2.Body.Close()
+	if res1.StatusCode != 404 || res2.StatusCode != 404 || out1 != out2 {
+		t.Errorf("unknown webhook %d %q and unknown domain %d %q: want the same 404", res1.StatusCode, out1, res2.StatusCode, out2)
+	}
+	big := strings.Repeat("x", 1<<20+1)
+	if res, _ := h.hook("POST", "mirror", "", nil, big); res.StatusCode != 413 {
+		t.Errorf("body over the limit: %d, want 413", res.StatusCode)
+	}
+	if n := ran(h); n != 0 {
+		t.Errorf("the function ran %d times for refused requests", n)
+	}
+	h.hook("POST", "mirror", "", nil, "{}")
+	if n := ran(h); n != 1 {
+		t.Errorf("after one call the function log holds %d lines, want 1", n)
+	}
+	// A Webhook must point at a (payload: WebhookPayload): WebhookResponse field.
+	for _, target := range []map[string]any{
+		{"type": "Mutation", "field": "notAHook"},
+		{"type": "Mutation", "field": "missing"},
+		{"type": "Subscription", "field": "stripe"},
+		{"type": "Mutation", "field": "mirror", "selection": "status { __typename }"},
+	} {
+		status, body := h.env.GraphQL("hooks.test", h.token, `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
+			map[string]any{"v": map[string]any{"Webhook": map[string]any{"name": "bad", "query": target}}})
+		if body["errors"] == nil || !strings.Contains(dump(body), "BAD_REQUEST") {
+			t.Errorf("saving a webhook on %v: %d %s, want BAD_REQUEST", target, status, dump(body))
+		}
+	}
+}
+
+func TestFunctionFields(t *testing.T) {
+	t.Parallel()
+	h := start(t, tenant.Settings{AnonymousRequests: true, Env: map[string]string{"GREETING": "hi", "OTHER": "hidden"}})
+	d := h.gql(`query($o: GreetOptions) { greet(name: "ada", opts: $o) }`, map[string]any{"o": map[string]any{"loud": true, "times": 2}})
+	greet := d["greet"].(map[string]any)
+	args := greet["args"].(map[string]any)
+	var opts map[string]any
+	if s, ok := args["opts"].(string); !ok || json.Unmarshal([]byte(s), &opts) != nil || opts["loud"] != true || args["name"] != "ada" {
+		t.Errorf("args = %v; want name and opts as JSON text", args)
+	}
+	if diff := cmp.Diff(map[string]any{"GREETING": "hi"}, greet["env"]); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	core := greet["core"].(map[string]any)
+	if core["domain"] != "hooks.test" || core["instance_id"] == "" || core["account_id"] == "" || core["token"] != h.token {
+		t.Errorf("core = %v", core)
+	}
+	// Through REST too.
+	status, body := h.env.Do("GET", "/rest/v1/fn/query/greet?name=bob", map[string]string{"core-domain": "hooks.test", "authorization": h.token}, nil)
+	if status != 200 || !strings.Contains(dump(body), `"bob"`) {
+		t.Errorf("REST fn call: %d %s", status, dump(body))
+	}
+	// A function's error becomes a GraphQL error with its code.
+	st, b := h.env.GraphQL("hooks.test", h.token, `mutation { refuse(reason: "no") }`, nil)
+	if st != 200 || !strings.Contains(dump(b), `"NOPE"`) || !strings.Contains(dump(b), "refused: no") {
+		t.Errorf("function error: %d %s", st, dump(b))
+	}
+	st, b = h.env.GraphQL("hooks.test", h.token, `{ unpublished }`, nil)
+	if !strings.Contains(dump(b), "not published") || !strings.Contains(dump(b), "NOT_FOUND") {
+		t.Errorf("unpublished function: %d %s", st, dump(b))
+	}
+	// Anonymous callers reach @public fields only.
+	if st, b := h.env.GraphQL("hooks.test", "", `{ hello(name: "anon") }`, nil); st != 200 || b["errors"] != nil {
+		t.Errorf("anonymous @public field: %d %s", st, dump(b))
+	}
+	if st, _ := h.env.GraphQL("hooks.test", "", `{ secret(name: "anon") }`, nil); st != 401 {
+		t.Errorf("anonymous non-public field: %d, want 401", st)
+	}
+}
+
+func TestSandbox(t *testing.T) {
+	t.Parallel()
+	loopback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "reached") }))
+	defer loopback.Close()
+	h := start(t, tenant.Settings{AnonymousRequests: true, Fetch: tenant.Fetch{Enabled: true, AllowHosts: []string{"127.0.0.1", "localhost"}}})
+
+	// A prototype change in one call is invisible to the next.
+	for i := 0; i < 2; i++ {
+		if d := h.gql(`{ proto }`, nil); d["proto"].(map[string]any)["before"] != nil {
+			t.Errorf("call %d saw a polluted Object.prototype: %v", i, d["proto"])
+		}
+	}
+	// No file system, no process, no fetch to loopback even when allowed.
+	d := h.gql(`query($u: String) { escape(name: $u) }`, map[string]any{"u": loopback.URL})
+	if diff := cmp.Diff(map[string]any{"fs": "refused", "process": "undefined", "fetch": "refused"}, d["escape"]); diff != "" {
+		t.Errorf("escape attempts (-want +got):\n%s", diff)
+	}
+
+	// An infinite loop is stopped at the deadline while other calls are served.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var spinStatus int
+	go func() {
+		defer wg.Done()
+		res, _ := h.hook("POST", "spin", "", nil, "{}")
+		spinStatus = res.StatusCode
+	}()
+	for i := 0; i < 5; i++ {
+		if res, out := h.hook("POST", "mirror", "", nil, "{}"); res.StatusCode != 200 {
+			t.Errorf("a call beside the loop: %d %s", res.StatusCode, out)
+		}
+	}
+	wg.Wait()
+	if spinStatus != 504 {
+		t.Errorf("the looping webhook answered %d, want 504", spinStatus)
+	}
+}
