@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -344,9 +345,12 @@ func TestFunctionFields(t *testing.T) {
 	if core["domain"] != "hooks.test" || core["instance_id"] == "" || core["account_id"] == "" || core["token"] != h.token {
 		t.Errorf("core = %v", core)
 	}
-	// Through REST too.
-	status, body := h.env.Do("GET", "/rest/v1/fn/query/greet?name=bob", map[string]string{"core-domain": "hooks.test", "authorization": h.token}, nil)
-	if status != 200 || !strings.Contains(dump(body), `"bob"`) {
+	// Through REST too, with a scalar and an input-object argument.
+	status, body := h.env.Do("GET", "/rest/v1/fn/query/greet?name=bob&opts="+url.QueryEscape(`{"loud":false,"times":3}`),
+		map[string]string{"core-domain": "hooks.test", "authorization": h.token}, nil)
+	restArgs, _ := body["data"].(map[string]any)["greet"].(map[string]any)["args"].(map[string]any)
+	var restOpts map[string]any
+	if s, _ := restArgs["opts"].(string); status != 200 || restArgs["name"] != "bob" || json.Unmarshal([]byte(s), &restOpts) != nil || restOpts["times"] != float64(3) {
 		t.Errorf("REST fn call: %d %s", status, dump(body))
 	}
 	// A function's error becomes a GraphQL error with its code.
