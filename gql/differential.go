@@ -13,6 +13,6 @@ import (
 // compiled run and replay it to graphql.Execute, so that a mutation or a
 // login runs once yet both executors complete the same values.
 var (
-	differential  func(ctx context.Context, req Request, compiled, reference func(context.Context) *Result) *Result
+	differential  func(ctx context.Context, s *Schema, req Request, compiled, reference func(context.Context) *Result) *Result
 	wrapResolvers func(s *graphql.Schema)
 )

@@ -76,7 +76,7 @@ func (d *diffLog) write(e diffEntry) {
 
 // compare is the differential hook: it runs the compiled executor while
 // recording resolver calls, then graphql.Execute replaying them.
-func (d *diffLog) compare(ctx context.Context, req Request, compiled, reference func(context.Context) *Result) *Result {
+func (d *diffLog) compare(ctx context.Context, s *Schema, req Request, compiled, reference func(context.Context) *Result) *Result {
 	rec := &recording{calls: map[string]*recordedCall{}}
 	got := compiled(context.WithValue(ctx, replayKey{}, rec))
 	if !got.compiled {
@@ -89,6 +89,10 @@ func (d *diffLog) compare(ctx context.Context, req Request, compiled, reference 
 	problems := rec.problems
 	if diff := diffResults(want, got); diff != "" {
 		problems = append(problems, diff)
+	} else if data := got.DataJSON(); data != nil {
+		if err := checkOrder(&s.gql, s.document(req.Query).ast, req.OperationName, req.Variables, data); err != nil {
+			problems = append(problems, "key order: "+err.Error())
+		}
 	}
 	if len(problems) == 0 && !(want.Data == nil && len(want.Errors) > 0) {
 		for key, c := range rec.calls {

@@ -76,7 +76,7 @@ func (s *Schema) Run(ctx context.Context, env Env, log *zap.Logger, req Request)
 	c := &call{Env: env, schema: s, log: log, vars: req.Variables, now: time.Now().UTC().Truncate(time.Millisecond)}
 	ctx = withCall(ctx, c)
 	if differential != nil {
-		return differential(ctx, req,
+		return differential(ctx, s, req,
 			func(ctx context.Context) *Result { return s.execute(ctx, doc, req, log) },
 			func(ctx context.Context) *Result { return s.executeReference(ctx, doc, req, log) })
 	}

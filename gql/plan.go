@@ -52,6 +52,9 @@ import (
 // values of the variables its @skip/@include read.
 const maxVariants = 16
 
+// maxOperations bounds the operation names compiled per document.
+const maxOperations = 16
+
 // maxPlanFields bounds the fields of one plan; an abstract type multiplies
 // a selection by its possible types, so a document of nested abstract
 // fields could otherwise compile into a very large plan.
@@ -81,6 +84,9 @@ func (c *opCache) get(schema *graphql.Schema, doc *ast.Document, opName string) 
 		}
 	}
 	p := newOpPlan(schema, doc, opName)
+	if old != nil && len(*old) >= maxOperations {
+		return p // a client naming ever new operations: not kept
+	}
 	m := make(map[string]*opPlan, 1)
 	if old != nil {
 		for k, v := range *old {
