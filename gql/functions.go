@@ -1,6 +1,7 @@
 package gql
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,7 +53,11 @@ func callFunction(p graphql.ResolveParams, f *schema.Field, m *schema.Model) (an
 		Caller:   fn.Caller{AccountID: c.Principal.AccountID, InstanceID: c.Instance.ID, Domain: c.Instance.Domain, Token: c.Token},
 		Fetch:    fn.FetchPolicy{Enabled: c.Instance.Settings.Fetch.Enabled, AllowHosts: c.Instance.Settings.Fetch.AllowHosts},
 		GraphQL: func(ctx context.Context, query string, vars map[string]any) ([]byte, error) {
-			return json.Marshal(c.schema.Do(ctx, env, c.log, Request{Query: query, Variables: vars}))
+			// Run leaves the answer encoded: no decode and re-encode.
+			res := c.schema.Run(ctx, env, c.log, Request{Query: query, Variables: vars})
+			defer res.Release()
+			body, err := res.Body()
+			return bytes.Clone(body), err
 		},
 	}
 	res, err := c.Functions.Invoke(p.Context, inv)
