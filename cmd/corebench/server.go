@@ -450,14 +450,16 @@ func binaryVersion(path string) string {
 }
 
 // gitVersion describes a checkout: its HEAD and whether the work tree
-// differs from it (read-only git commands; "no-vcs" without git).
+// (cmd/corebench aside) differs from it (read-only git commands; "no-vcs"
+// without git).
 func gitVersion(dir string) string {
 	head, err := exec.Command("git", "-C", dir, "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
 		return "no-vcs"
 	}
 	v := strings.TrimSpace(string(head))
-	status, err := exec.Command("git", "--no-optional-locks", "-C", dir, "status", "--porcelain").Output()
+	// The harness's own files do not change what is measured.
+	status, err := exec.Command("git", "--no-optional-locks", "-C", dir, "status", "--porcelain", "--", ".", ":(exclude)cmd/corebench").Output()
 	if err == nil && len(bytes.TrimSpace(status)) > 0 {
 		v += "+uncommitted"
 	}
