@@ -1,8 +1,12 @@
 package auth
 
 import (
+	"context"
+	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/corehq/core/errcode"
 )
 
 // Accounts bundles what logins and session checks need: the session
@@ -17,20 +21,72 @@ type Accounts struct {
 	// dummy is a hash verified for unknown users, so that an unknown user
 	// and a wrong password take the same time.
 	dummy string
+	// hashing holds one slot per password hash being computed. Argon2id
+	// is CPU-bound and takes Argon2.MemoryKiB (19 MiB) per hash: more
+	// hashes at once than there are CPUs finish no sooner, and 32 logins
+	// at once would need 600 MiB. Callers beyond the bound wait their
+	// turn (until their request's context ends).
+	hashing chan struct{}
 }
 
 // NewAccounts returns Accounts with the given session secret, OWASP's
-// Argon2id parameters and the default throttle.
+// Argon2id parameters and the default throttle. At most GOMAXPROCS
+// password hashes run at once.
 func NewAccounts(secret []byte) *Accounts {
 	a := &Accounts{Sessions: NewSessions(secret), Argon2: DefaultArgon2()}
 	a.Throttle = NewThrottle(DefaultThrottleConfig(), a.Now)
+	a.hashing = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 	a.dummy = a.Argon2.Hash("core dummy password for unknown users")
 	return a
 }
 
+// HashPassword returns the PHC string of pw hashed with a.Argon2, waiting
+// for a hashing slot first. It fails only when ctx ends while waiting.
+func (a *Accounts) HashPassword(ctx context.Context, pw string) (string, error) {
+	if err := a.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer a.release()
+	return a.Argon2.Hash(pw), nil
+}
+
+// VerifyPassword reports whether pw matches the PHC string and whether the
+// hash should be replaced (see Argon2.Verify), waiting for a hashing slot
+// first. It fails only when ctx ends while waiting.
+func (a *Accounts) VerifyPassword(ctx context.Context, pw, phc string) (ok, rehash bool, err error) {
+	if err := a.acquire(ctx); err != nil {
+		return false, false, err
+	}
+	defer a.release()
+	ok, rehash = a.Argon2.Verify(pw, phc)
+	return ok, rehash, nil
+}
+
 // VerifyUnknown spends the time of one password verification, for a login
 // whose user does not exist.
-func (a *Accounts) VerifyUnknown(pw string) { a.Argon2.Verify(pw, a.dummy) }
+func (a *Accounts) VerifyUnknown(ctx context.Context, pw string) error {
+	_, _, err := a.VerifyPassword(ctx, pw, a.dummy)
+	return err
+}
+
+// HashingSlots is how many password hashes may run at once.
+func (a *Accounts) HashingSlots() int { return cap(a.hashing) }
+
+func (a *Accounts) acquire(ctx context.Context) error {
+	select {
+	case a.hashing <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case a.hashing <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return errcode.Wrap(errcode.Timeout, ctx.Err(), "the server is busy hashing passwords; try again")
+	}
+}
+
+func (a *Accounts) release() { <-a.hashing }
 
 // Now is the time sessions and the throttle go by.
 func (a *Accounts) Now() time.Time {

@@ -95,12 +95,17 @@ func resolveLogin(byEmail bool) graphql.FieldResolveFn {
 			return nil, storeError(err)
 		}
 		if len(recs) == 0 || id == "" {
-			a.VerifyUnknown(pw)
+			if err := a.VerifyUnknown(p.Context, pw); err != nil {
+				return nil, err
+			}
 			return fail()
 		}
 		acct := recs[0]
 		phc, _ := acct.Fields[auth.FieldPassword].(string)
-		ok, rehash := a.Argon2.Verify(pw, phc)
+		ok, rehash, err := a.VerifyPassword(p.Context, pw, phc)
+		if err != nil {
+			return nil, err
+		}
 		if !ok {
 			return fail()
 		}
@@ -108,9 +113,12 @@ func resolveLogin(byEmail bool) graphql.FieldResolveFn {
 			return &accessToken{errorCode: loginDisabled, errorMsg: "the account is disabled"}, nil
 		}
 		if rehash {
-			// Parameters were raised since the hash was made: store a new one.
-			_, _ = c.Store.Write(p.Context, c.Instance.ID, []store.Op{{Kind: store.OpUpsert, Type: "Account", ID: acct.ID,
-				Set: map[string]any{auth.FieldPassword: a.Argon2.Hash(pw)}, Now: c.now}})
+			// Parameters were raised since the hash was made: store a new
+			// one. The login succeeds whether or not this does.
+			if phc, err := a.HashPassword(p.Context, pw); err == nil {
+				_, _ = c.Store.Write(p.Context, c.Instance.ID, []store.Op{{Kind: store.OpUpsert, Type: "Account", ID: acct.ID,
+					Set: map[string]any{auth.FieldPassword: phc}, Now: c.now}})
+			}
 		}
 		token, claims := a.Sessions.Issue(c.Instance.ID, acct.ID, a.Now(), sessionLifetime(c))
 		return &accessToken{token: token, expires: claims.ExpiresMicros / 1_000_000}, nil

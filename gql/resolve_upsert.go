@@ -246,7 +246,7 @@ func (u *upserter) one(t *schema.Type, f *schema.Field, v any, path string) (any
 		if err := auth.CheckPassword(pw); err != nil {
 			return nil, err
 		}
-		return u.c.Accounts.Argon2.Hash(pw), nil
+		return u.c.Accounts.HashPassword(u.p.Context, pw)
 	case f.Kind == schema.KindRef:
 		target, _ := m.Type(f.Type)
 		return u.record(target, v, path, false)
