@@ -292,7 +292,9 @@ func runBench(ctx context.Context, srv *server, cfg loadConfig, p *progress) (*r
 		}
 		n := cfg.count(sc.class)
 		p.printf("%s: %d requests over %d connections", sc.name, n, cfg.conc)
+		profiled := srv.profile(ctx, sc.name, p)
 		rw, err := measure(ctx, m, sc.name, loadSpec{addr: srv.host, req: sc.req, n: n, conc: cfg.conc, timeout: cfg.timeout, seed: cfg.rngSeed})
+		profiled()
 		if err != nil {
 			return nil, err
 		}

@@ -40,6 +40,9 @@ type serverOpts struct {
 	serverCPUs, loadCPUs string
 	noPin                bool
 	keep                 bool // keep the work directory (binary, data, logs)
+	// profile is a directory to write a CPU profile of each scenario to
+	// (cored started with --debug-addr); "" for none.
+	profile string
 
 	// allowed are the CPUs this process could use when it started, read
 	// before it pins itself (a second server of `scale` is pinned the
@@ -66,6 +69,7 @@ func (o *serverOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.loadCPUs, "load-cpus", "", "CPUs to pin the load generator to (default: the other CPUs)")
 	fs.BoolVar(&o.noPin, "no-pin", false, "pin neither the server nor the load generator")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (cored binary, data, cored.log) after the run")
+	fs.StringVar(&o.profile, "profile", "", "write a CPU profile of each scenario (its first 5 s, from cored's --debug-addr) to <dir>/<scenario>.pprof")
 }
 
 // server is the cored under measurement.
@@ -79,6 +83,10 @@ type server struct {
 	version string // cored's VCS revision (+dirty), Go version
 	store   string // what it stores into
 	pinning string // how server and load generator were pinned
+	// debug is host:port of the profiler of a server started with
+	// --profile; "" otherwise.
+	debug      string
+	profileDir string
 	// exited is closed when a server the harness started exits.
 	exited chan struct{}
 	dir    string // work directory ("" for a target)
@@ -165,6 +173,13 @@ func startServer(ctx context.Context, o serverOpts, p *progress) (*server, error
 	if o.mongoURI != "" {
 		args = append(args, "--mongo-uri", o.mongoURI)
 		s.store = "MongoDB"
+	}
+	if o.profile != "" {
+		if s.debug, err = freePort(); err != nil {
+			return nil, err
+		}
+		args = append(args, "--debug-addr", s.debug)
+		s.profileDir = o.profile
 	}
 	if len(srvCPUs) > 0 {
 		args = append([]string{"taskset", "-c", formatCPUs(srvCPUs)}, args...)

@@ -31,8 +31,8 @@ import (
 
 // serveFlags are the settings of `cored serve`.
 type serveFlags struct {
-	addr, data, mongoURI, adminToken, logLevel, bodyLimit, gateway string
-	demo                                                           bool
+	addr, data, mongoURI, adminToken, logLevel, bodyLimit, gateway, debugAddr string
+	demo                                                                      bool
 }
 
 // parseServe reads the flags of serve; each falls back to its environment
@@ -52,6 +52,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&f.gateway, "function-gateway", envOr(getenv, "CORE_FUNCTION_GATEWAY", ""),
 		"URL of an HTTP function gateway (OpenFaaS, Knative) that runs non-JavaScript function images, with {app}, {name} and {version}, "+
 			"e.g. http://gateway:8080/function/{app}-{name}-{version}; off when empty ($CORE_FUNCTION_GATEWAY)")
+	fs.StringVar(&f.debugAddr, "debug-addr", envOr(getenv, "CORE_DEBUG_ADDR", ""),
+		"loopback address (127.0.0.1:6060) to serve Go's profiler at /debug/pprof/ on; off when empty ($CORE_DEBUG_ADDR)")
 	fs.BoolVar(&f.demo, "demo", false, "deploy the demo app on demo.local, seed it and print a curl to try it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -65,6 +67,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if f.adminToken == "" {
 		f.adminToken = getenv("CORE_ADMIN_TOKEN")
+	}
+	if f.debugAddr != "" && !isLoopback(f.debugAddr) {
+		return f, usageError{fmt.Sprintf("--debug-addr %q: the profiler is served on loopback addresses only (127.0.0.1:PORT or [::1]:PORT)", f.debugAddr)}
 	}
 	return f, nil
 }
@@ -140,6 +145,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	sctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if f.debugAddr != "" {
+		if _, err := serveDebug(sctx, f.debugAddr, log); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	// Other cored processes on the same store may change releases and
 	// instances: follow them (DESIGN.md: served by all within 2 s).
 	go reg.Watch(sctx, registrySyncInterval, func(err error) { log.Warn("registry refresh failed", zap.Error(err)) })

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,8 +14,10 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
 )
 
 // TestMain lets a test run the real binary: the test binary re-executed
@@ -46,6 +49,10 @@ func TestParseServe(t *testing.T) {
 			"--log-level", "warn", "--body-limit", "10KiB", "--demo",
 		}, map[string]string{"CORE_ADDR": ":9000", "CORE_ADMIN_TOKEN": "from-env", "CORE_MONGO_URI": "mongodb://db"},
 			serveFlags{addr: ":7000", data: "d", mongoURI: "mongodb://flag", adminToken: "from-flag", logLevel: "warn", bodyLimit: "10KiB", demo: true}},
+		{"profiler", []string{"--debug-addr", "127.0.0.1:6060"}, nil,
+			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", debugAddr: "127.0.0.1:6060"}},
+		{"profiler from the environment", nil, map[string]string{"CORE_DEBUG_ADDR": "[::1]:6060"},
+			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", debugAddr: "[::1]:6060"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseServe(tc.args, env(tc.env), io.Discard)
@@ -85,6 +92,8 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{"body limit", []string{"--body-limit", "lots"}, 2, "--body-limit"},
 		{"short admin token", []string{"--admin-token", "abc"}, 1, "at least 16 characters"},
 		{"arguments", []string{"now"}, 2, "serve takes no arguments"},
+		{"public profiler", []string{"--debug-addr", "0.0.0.0:6060"}, 2, "loopback addresses only"},
+		{"profiler without port", []string{"--debug-addr", "localhost"}, 2, "loopback addresses only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, tc.args...)
@@ -281,5 +290,37 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("the log lacks %s:\n%s", want, all)
 		}
+	}
+}
+
+// TestServeDebug checks that the profiler answers on its own listener and
+// stops with its context.
+func TestServeDebug(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	addr, err := serveDebug(ctx, "127.0.0.1:0", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Get("http://" + addr.String() + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), "goroutine profile:") {
+		t.Fatalf("GET /debug/pprof/goroutine: %d %.200q; want 200 with a goroutine profile", res.StatusCode, body)
+	}
+	cancel()
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", addr.String())
+		if err != nil {
+			break
+		}
+		c.Close()
+		if i == 1000 {
+			t.Fatal("the profiler still accepts connections after its context ended")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
