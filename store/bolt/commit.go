@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"fmt"
+	"runtime"
 
 	"go.etcd.io/bbolt"
 
@@ -51,6 +52,13 @@ func (s *Store) commitLoop() {
 		case <-s.closed:
 			return
 		}
+		// Let the goroutines that are ready to run go first: under load,
+		// they are requests on their way to a write of their own, and they
+		// join this transaction instead of each waiting for a commit of
+		// its own. The wake-up of this goroutine by the first write's send
+		// would otherwise run it next, with a batch of one. When nothing
+		// else is ready, Gosched returns at once.
+		runtime.Gosched()
 	drain:
 		for len(batch) < s.cfg.BatchSize {
 			select {
