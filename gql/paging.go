@@ -108,11 +108,13 @@ func (pg *page) find(q *store.Query) ([]*store.Record, error) {
 	return recs, nil
 }
 
-// beyond returns up to n records before (backward) or after the record id.
+// beyond returns up to n records before (backward) or after the record id,
+// with their ids only.
 func (pg *page) beyond(id string, backward bool, n int) ([]*store.Record, error) {
 	q := pg.base
 	q.Limit = n
 	q.Backward = backward
+	q.IDsOnly = true // callers want cursors
 	if backward {
 		q.Before = id
 	} else {

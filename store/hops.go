@@ -64,7 +64,7 @@ func resolveHops(ctx context.Context, s Store, inst string, e arcql.Expr, max in
 		if err != nil {
 			return nil, err
 		}
-		recs, err := s.Find(ctx, inst, &Query{Type: n.Target, Filter: sub, Limit: max + 1})
+		recs, err := s.Find(ctx, inst, &Query{Type: n.Target, Filter: sub, Limit: max + 1, IDsOnly: true})
 		if err != nil {
 			return nil, fmt.Errorf("reference filter on %s: %w", path, err)
 		}

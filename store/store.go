@@ -61,6 +61,9 @@ type Record struct {
 	Fields    map[string]any
 }
 
+// IDValue is the record's id (arcql.IDValuer).
+func (r *Record) IDValue() string { return r.ID }
+
 // Value returns the value at a path of the record: "core.id" and the other
 // "core." names reach metadata, anything else a field. It lets arcql
 // evaluate filters against a record.
@@ -161,6 +164,10 @@ type Query struct {
 	Skip int
 	// Limit is the most records to return; 0 means no limit.
 	Limit int
+	// IDsOnly returns records with their ID and no fields (the metadata
+	// may or may not be filled in): for callers that need only ids, such
+	// as paging cursors, and a store that can skip decoding the rest.
+	IDsOnly bool
 }
 
 // Store keeps the records of every instance and the service's own documents.

@@ -239,9 +239,21 @@ func CompareSort(keys []SortKey, a, b Valuer) int {
 			return c
 		}
 	}
+	if ia, ok := a.(IDValuer); ok {
+		if ib, ok := b.(IDValuer); ok {
+			return strings.Compare(ia.IDValue(), ib.IDValue())
+		}
+	}
 	ida, _ := a.Value("core.id")
 	idb, _ := b.Value("core.id")
 	return CompareValues(ida, idb)
+}
+
+// An IDValuer is a Valuer that also gives its "core.id" as a string
+// without boxing it, for the tie-break of CompareSort.
+type IDValuer interface {
+	Valuer
+	IDValue() string
 }
 
 // sortValue is the one value a record sorts by at path p: nil when missing.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -158,32 +159,65 @@ func decodeRecord(typ, id string, b []byte) (*store.Record, error) {
 // decodeRecordNames is decodeRecord with field names interned in nm (nil:
 // not interned).
 func decodeRecordNames(typ, id string, b []byte, nm names) (*store.Record, error) {
+	return decodeFields(typ, id, b, nm, nil)
+}
+
+// decodeFields is decodeRecordNames that keeps only the fields named in
+// only (all of them when only is nil), skipping the others' values without
+// decoding them. The times and the trash mark are always decoded; the
+// creator and the implementing type only when only is nil or names them
+// ("core.createdBy", "core.impl").
+func decodeFields(typ, id string, b []byte, nm names, only []string) (*store.Record, error) {
+	r := &store.Record{Type: typ, ID: id}
+	if err := decodeInto(r, b, nm, only); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// decodeInto is decodeFields into r, whose Type and ID are set; r's
+// Fields map is reused (cleared) when it has one, so that a record tested
+// and dropped can be decoded into again without allocating.
+func decodeInto(r *store.Record, b []byte, nm names, only []string) error {
 	d := decoder{b: b, names: nm}
 	if v := d.byte(); v != codecVersion && d.err == nil {
-		return nil, fmt.Errorf("bolt: record %s/%s: unknown encoding version %d", typ, id, v)
+		return fmt.Errorf("bolt: record %s/%s: unknown encoding version %d", r.Type, r.ID, v)
 	}
-	r := &store.Record{Type: typ, ID: id}
 	r.Created = d.time()
 	r.Updated = d.time()
+	r.Trashed = nil
 	if d.byte() == 1 {
 		t := d.time()
 		r.Trashed = &t
 	}
-	r.CreatedBy = d.string()
-	r.Impl = d.string()
+	r.CreatedBy = d.meta(only, "core.createdBy")
+	r.Impl = d.meta(only, "core.impl")
 	n := d.count()
-	r.Fields = make(map[string]any, n)
+	switch {
+	case r.Fields != nil:
+		clear(r.Fields)
+	case only != nil:
+		r.Fields = make(map[string]any, min(n, len(only)))
+	default:
+		r.Fields = make(map[string]any, n)
+	}
 	for i := 0; i < n && d.err == nil; i++ {
-		k := d.name()
-		r.Fields[k] = d.value(0)
+		if only == nil {
+			k := d.name()
+			r.Fields[k] = d.value(0)
+		} else if name, ok := lookup(only, d.rawString()); ok {
+			r.Fields[name] = d.value(0)
+		} else {
+			d.skip(0)
+		}
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errCorrupt
 	}
 	if d.err != nil {
-		return nil, fmt.Errorf("bolt: record %s/%s: %w", typ, id, d.err)
+		return fmt.Errorf("bolt: record %s/%s: %w", r.Type, r.ID, d.err)
 	}
-	return r, nil
+	return nil
 }
 
 func (d *decoder) fail() {
@@ -250,6 +284,67 @@ func (d *decoder) name() string {
 	s := d.names.intern(d.b[:n])
 	d.b = d.b[n:]
 	return s
+}
+
+// meta reads a metadata string, kept when only is nil or holds name.
+func (d *decoder) meta(only []string, name string) string {
+	if only == nil || slices.Contains(only, name) {
+		return d.string()
+	}
+	d.rawString()
+	return ""
+}
+
+// rawString reads a string without copying it: the bytes are d's input.
+func (d *decoder) rawString() []byte {
+	n := d.count()
+	s := d.b[:n:n]
+	d.b = d.b[n:]
+	return s
+}
+
+// lookup returns the name in names equal to b, without allocating.
+func lookup(names []string, b []byte) (string, bool) {
+	for _, n := range names {
+		if n == string(b) {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// skip passes over one value without decoding it.
+func (d *decoder) skip(depth int) {
+	if depth > maxDepth {
+		d.fail()
+		return
+	}
+	switch d.byte() {
+	case tagNil, tagFalse, tagTrue:
+	case tagInt:
+		d.varint()
+	case tagFloat:
+		if len(d.b) < 8 {
+			d.fail()
+			return
+		}
+		d.b = d.b[8:]
+	case tagString:
+		d.rawString()
+	case tagList:
+		n := d.count()
+		for i := 0; i < n && d.err == nil; i++ {
+			d.skip(depth + 1)
+		}
+	case tagObject:
+		n := d.count()
+		for i := 0; i < n && d.err == nil; i++ {
+			d.rawString()
+			d.skip(depth + 1)
+		}
+	default:
+		d.fail()
+	}
 }
 
 func (d *decoder) time() time.Time {

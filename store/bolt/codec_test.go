@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -60,11 +61,55 @@ func TestCodecRejectsCorruptInput(t *testing.T) {
 	}
 }
 
+// TestDecodeFields checks that decoding some fields keeps exactly those,
+// with the values a full decode gives, the times and the trash mark, and
+// the creator and implementing type when asked for.
+func TestDecodeFields(t *testing.T) {
+	trashed := base.Add(time.Hour)
+	rec := &store.Record{Type: "T", ID: "1", Created: base, Updated: base, Trashed: &trashed, CreatedBy: "acc", Impl: "Impl", Fields: map[string]any{
+		"nil": nil, "t": true, "int": int64(-7), "float": 2.5, "str": "s",
+		"list":   []any{int64(1), "x", nil, []any{false}, map[string]any{"k": 1.5}},
+		"object": map[string]any{"a": map[string]any{"b": []any{1.5}}},
+	}}
+	b := encodeRecord(nil, rec)
+	for _, only := range [][]string{{}, {"str"}, {"list", "float"}, {"object", "missing", "core.id", "core.createdBy"}, {"core.impl"},
+		{"nil", "t", "int", "float", "str", "list", "object"}} {
+		got, err := decodeFields("T", "1", b, nil, only)
+		if err != nil {
+			t.Fatalf("%v: %v", only, err)
+		}
+		want := *rec
+		want.Fields = map[string]any{}
+		if !slices.Contains(only, "core.createdBy") {
+			want.CreatedBy = ""
+		}
+		if !slices.Contains(only, "core.impl") {
+			want.Impl = ""
+		}
+		for _, k := range only {
+			if v, ok := rec.Fields[k]; ok {
+				want.Fields[k] = v
+			}
+		}
+		if d := cmp.Diff(&want, got); d != "" {
+			t.Errorf("decodeFields %v (-want +got):\n%s", only, d)
+		}
+	}
+	for i := range len(b) {
+		if _, err := decodeFields("T", "1", b[:i], nil, []string{"str"}); !errors.Is(err, errCorrupt) {
+			t.Errorf("truncated at %d: err %v, want errCorrupt", i, err)
+		}
+	}
+}
+
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add(encodeRecord(nil, &store.Record{Created: base, Fields: map[string]any{"a": []any{"x", 1.5}, "b": map[string]any{"c": nil}}}))
 	f.Add([]byte{codecVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeRecord("T", "x", b)
+		if _, perr := decodeFields("T", "x", b, nil, []string{"a"}); (perr == nil) != (err == nil) {
+			t.Fatalf("decodeRecord: %v, but decodeFields: %v", err, perr)
+		}
 		if err != nil {
 			return
 		}

@@ -60,8 +60,10 @@ func (s *Store) find(ctx context.Context, inst string, q *store.Query) ([]*store
 		if e.rb == nil {
 			return nil
 		}
-		out, err = e.run()
-		return err
+		if out, err = e.run(); err != nil {
+			return err
+		}
+		return e.complete(out)
 	})
 	if err != nil {
 		return nil, info, err
@@ -93,19 +95,57 @@ type exec struct {
 	out     []*store.Record
 	steps   int
 	names   names
+	// only are the fields the filter and the sort read. When probing, the
+	// records a query tests are decoded with these fields only, and those
+	// it returns are decoded in full at the end (complete): a scan that
+	// tests many records to return a page, or a caller that wants ids
+	// only, then decodes little. Plans on an index, whose records mostly
+	// make the page, decode in full at once.
+	only    []string
+	probing bool
 }
 
-// decode decodes a record of the query's type, interning field names.
+// decode decodes a record of the query's type: in full, or when probing
+// the fields the query reads.
 func (e *exec) decode(id string, v []byte) (*store.Record, error) {
+	if e.probing {
+		return decodeFields(e.q.Type, id, v, nil, e.only)
+	}
 	if e.names == nil {
 		e.names = names{}
 	}
 	return decodeRecordNames(e.q.Type, id, v, e.names)
 }
 
+// complete decodes in full the records a query returns when they were
+// probed. With IDsOnly, ids are all a caller wants and the records stay as
+// they are.
+func (e *exec) complete(out []*store.Record) error {
+	if !e.probing || e.q.IDsOnly {
+		return nil
+	}
+	if e.names == nil {
+		e.names = names{}
+	}
+	for i, r := range out {
+		full, err := decodeRecordNames(e.q.Type, r.ID, e.rb.Get([]byte(r.ID)), e.names)
+		if err != nil {
+			return err
+		}
+		out[i] = full
+	}
+	return nil
+}
+
 // prepare reads the query's direction and order, and loads the After and
 // Before records, which must exist and match.
 func (e *exec) prepare() error {
+	e.only = []string{}
+	arcql.Fields(e.filter, e.q.Sort, func(name string) {
+		if !slices.Contains(e.only, name) {
+			e.only = append(e.only, name)
+		}
+	})
 	e.backward = e.q.Backward
 	e.sort = e.q.Sort
 	for i, k := range e.q.Sort {
@@ -166,6 +206,7 @@ func (e *exec) run() ([]*store.Record, error) {
 		return nil, err
 	}
 	e.info.Kind = p.kind
+	e.probing = e.q.IDsOnly || p.kind == planScan || p.kind == planScanSort
 	if p.cand != nil {
 		e.info.Index = p.cand.index.Name
 	} else if p.sortIndex != nil {
@@ -312,14 +353,29 @@ func (e *exec) scan() error {
 	default:
 		k, v = c.Last()
 	}
+	var spare *store.Record // a probe the last offer dropped
 	for k != nil {
 		e.info.Loaded++
-		r, err := e.decode(string(k), v)
+		var r *store.Record
+		var err error
+		if e.probing {
+			if spare == nil {
+				spare = &store.Record{Type: e.q.Type}
+			}
+			r, spare.ID = spare, string(k)
+			err = decodeInto(r, v, nil, e.only)
+		} else {
+			r, err = e.decode(string(k), v)
+		}
 		if err != nil {
 			return err
 		}
+		n := len(e.out)
 		if err := e.offer(r); err != nil {
 			return e.finish(err)
+		}
+		if len(e.out) > n {
+			spare = nil // kept
 		}
 		if down {
 			k, v = c.Prev()

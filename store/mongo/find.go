@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -162,6 +163,9 @@ func (s *Store) Find(ctx context.Context, inst string, q *store.Query) ([]*store
 		}
 	} else if q.Limit > 0 && q.Skip+q.Limit < 1000 {
 		opts.SetBatchSize(int32(q.Skip + q.Limit + 8))
+	}
+	if q.IDsOnly {
+		opts.SetProjection(projection(filter, q.Sort))
 	}
 	octx, cancel := s.op(ctx)
 	defer cancel()
@@ -377,4 +381,22 @@ func bsonValue(v any) any {
 		}
 	}
 	return v
+}
+
+// projection selects the metadata of a record and the fields the filter
+// and the sort read: what Find needs of a record when the caller wants ids
+// only.
+func projection(filter arcql.Expr, sort []arcql.SortKey) bson.D {
+	proj := bson.D{}
+	for _, f := range []string{fType, fID, fCreated, fUpdated, fTrashed, fCreatedBy, fImpl} {
+		proj = append(proj, bson.E{Key: f, Value: 1})
+	}
+	seen := map[string]bool{}
+	arcql.Fields(filter, sort, func(name string) {
+		if !strings.HasPrefix(name, "core.") && !seen[name] {
+			seen[name] = true
+			proj = append(proj, bson.E{Key: fFields + "." + escapeKey(name), Value: 1})
+		}
+	})
+	return proj
 }

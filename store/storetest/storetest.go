@@ -220,11 +220,27 @@ func (e *env) query(inst, typ, text string) *store.Query {
 }
 
 // find runs a query that must succeed and returns the ids in order.
+// Every record found must be whole (what Get returns), and the same query
+// with IDsOnly must find the same ids.
 func (e *env) find(inst string, q *store.Query) []string {
 	e.t.Helper()
 	recs, err := e.s.Find(e.ctx, inst, q)
 	if err != nil {
 		e.t.Fatalf("Find(%s, %+v): %v", inst, q, err)
+	}
+	for _, r := range recs {
+		if d := cmp.Diff(e.get(inst, r.Type, r.ID), r); d != "" {
+			e.t.Fatalf("Find(%s, %+v): record %s is not what Get returns (-get +find):\n%s", inst, q, r.ID, d)
+		}
+	}
+	idq := *q
+	idq.IDsOnly = true
+	only, err := e.s.Find(e.ctx, inst, &idq)
+	if err != nil {
+		e.t.Fatalf("Find(%s, %+v): %v", inst, &idq, err)
+	}
+	if d := cmp.Diff(ids(recs), ids(only)); d != "" {
+		e.t.Fatalf("Find(%s, %+v) with IDsOnly found other ids (-without +with):\n%s", inst, q, d)
 	}
 	return ids(recs)
 }
