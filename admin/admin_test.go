@@ -299,8 +299,10 @@ func TestSharedCompiledSchema(t *testing.T) {
 	env.CreateInstance("b.test", "bookstore", "v1", tenant.Settings{})
 	a, _ := env.Registry.Lookup("a.test")
 	b, _ := env.Registry.Lookup("b.test")
-	if a.Release().Compiled != b.Release().Compiled {
-		t.Fatal("two instances of one release hold different compiled schemas")
+	ca, errA := a.Release().Compiled()
+	cb, errB := b.Release().Compiled()
+	if errA != nil || errB != nil || ca != cb {
+		t.Fatalf("two instances of one release hold different compiled schemas (%v, %v)", errA, errB)
 	}
 	old := a.Release()
 	if status, body := env.Admin(http.MethodPatch, "/instances/a.test", map[string]any{"release": "v2"}); status != 200 {

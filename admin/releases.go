@@ -34,7 +34,7 @@ type releaseView struct {
 
 func (h *Handler) viewRelease(rel *tenant.Release) releaseView {
 	v := releaseView{App: rel.App, Release: rel.Name, Realm: rel.Realm, Types: []string{}, Instances: h.reg.Runners(rel)}
-	for _, t := range rel.Compiled.Model().Types {
+	for _, t := range rel.Model.Types {
 		if !t.Builtin {
 			v.Types = append(v.Types, t.Name)
 		}

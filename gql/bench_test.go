@@ -35,7 +35,7 @@ func benchEnv(b *testing.B, n int) (*Schema, Env) {
 	}
 	b.Cleanup(func() { st.Close() })
 	inst := &tenant.Instance{ID: "inst1", Domain: "bench.test", App: "bookstore", AdminAccountID: "admin"}
-	rel := &tenant.Release{App: "bookstore", Name: "v1", Realm: "main", Compiled: s}
+	rel := tenant.NewRelease("bookstore", "v1", "main", m.SDL, s)
 	inst.SetRelease(rel)
 	if err := st.Declare(context.Background(), inst.ID, tenant.Specs(m)); err != nil {
 		b.Fatal(err)

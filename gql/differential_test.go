@@ -316,7 +316,7 @@ func newBookstoreFixture(t testing.TB) *bookstore {
 	}
 	t.Cleanup(func() { st.Close() })
 	inst := &tenant.Instance{ID: "inst1", Domain: "diff.test", App: "bookstore", AdminAccountID: "admin"}
-	rel := &tenant.Release{App: "bookstore", Name: "v1", Realm: "main", Compiled: bs.compiled}
+	rel := tenant.NewRelease("bookstore", "v1", "main", m.SDL, bs.compiled)
 	inst.SetRelease(rel)
 	if err := st.Declare(context.Background(), inst.ID, tenant.Specs(m)); err != nil {
 		t.Fatal(err)

@@ -53,7 +53,11 @@ func benchHTTP(b *testing.B, reference bool, query string, vars map[string]any) 
 	}
 	if reference {
 		inst, _ := env.Registry.Lookup("bench.test")
-		gql.UseReferenceOnly(inst.Release().Compiled.(*gql.Schema))
+		compiled, err := inst.Release().Compiled()
+		if err != nil {
+			b.Fatal(err)
+		}
+		gql.UseReferenceOnly(compiled.(*gql.Schema))
 	}
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	h := env.Server.Handler()

@@ -131,3 +131,45 @@ func TestConcurrentFirstUse(t *testing.T) {
 		t.Errorf("found %d POEM shelves, want 16", len(got))
 	}
 }
+
+// TestEvictedReleaseAnswers bounds the compiled schemas to one: a release
+// published later evicts the instance's, and the instance still answers
+// GraphQL and REST, on its release compiled again from the model.
+func TestEvictedReleaseAnswers(t *testing.T) {
+	t.Parallel()
+	c := newBookstore(t)
+	c.data(upsertDoc, map[string]any{"v": map[string]any{"Book": map[string]any{"core": map[string]any{"id": "b"}, "title": "Kept"}}})
+	rel, ok := c.env.Registry.Release("bookstore", "v1")
+	if !ok {
+		t.Fatal("no release v1")
+	}
+	before, err := rel.Compiled()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	c.env.Registry.SetCompiledLimit(1)
+	c.env.PutRelease("bookstore", "v2", bookstoreSDL(t)+"\ntype Shelf { label: String }\n")
+	if n := c.env.Registry.CompiledCount(); n != 1 {
+		t.Fatalf("%d releases compiled, want 1 (the bound)", n)
+	}
+
+	got := c.data(`{ get(type: Book, id: "b") { ... on Book { title } } }`, nil)
+	if path(got, "get", "title") != "Kept" {
+		t.Errorf("after eviction: %s", dump(got))
+	}
+	status, body := c.env.Do("GET", "/rest/v1/Book/b", map[string]string{tenant.Header: c.domain, "authorization": c.token}, nil)
+	if status != 200 || path(body, "data", "find", "edges", 0, "node", "title") != "Kept" {
+		t.Errorf("REST after eviction: %d %s", status, dump(body))
+	}
+	after, err := rel.Compiled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after == before {
+		t.Error("the release answered on the schema it had before eviction; want it compiled again")
+	}
+	if n := c.env.Registry.CompiledCount(); n != 1 {
+		t.Errorf("%d releases compiled after the rebuild, want 1", n)
+	}
+}

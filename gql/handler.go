@@ -72,7 +72,12 @@ func (h *Handler) Serve(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	env := h.Env(c)
-	s, ok := env.Release.Compiled.(*Schema)
+	compiled, err := env.Release.Compiled()
+	if err != nil {
+		h.log.Error("compiling the release failed", zap.String("domain", env.Instance.Domain), zap.Error(err))
+		return errcode.Write(c, errcode.Wrap(errcode.Internal, err, "internal error"))
+	}
+	s, ok := compiled.(*Schema)
 	if !ok {
 		return errcode.Write(c, errcode.New(errcode.Internal, "internal error"))
 	}

@@ -49,9 +49,10 @@ var benchRequests = []struct {
 func BenchmarkRewrite(b *testing.B) {
 	c := benchBookstore(b)
 	inst, _ := c.env.Registry.Lookup(c.domain)
-	s, ok := inst.Release().Compiled.(*gql.Schema)
-	if !ok {
-		b.Fatal("no compiled schema")
+	compiled, err := inst.Release().Compiled()
+	s, ok := compiled.(*gql.Schema)
+	if err != nil || !ok {
+		b.Fatalf("no compiled schema: %v", err)
 	}
 	api := rest.NewAPI(s)
 	for _, br := range benchRequests {
@@ -74,9 +75,10 @@ func BenchmarkRewrite(b *testing.B) {
 func BenchmarkOverhead(b *testing.B) {
 	c := benchBookstore(b)
 	inst, _ := c.env.Registry.Lookup(c.domain)
-	s, ok := inst.Release().Compiled.(*gql.Schema)
-	if !ok {
-		b.Fatal("no compiled schema")
+	compiled, err := inst.Release().Compiled()
+	s, ok := compiled.(*gql.Schema)
+	if err != nil || !ok {
+		b.Fatalf("no compiled schema: %v", err)
 	}
 	api := rest.NewAPI(s)
 	env := gql.Env{Store: c.env.Store, Accounts: c.env.Accounts, Instance: inst, Release: inst.Release(),

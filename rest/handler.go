@@ -70,9 +70,9 @@ func (h *Handler) serve(route Route) echo.HandlerFunc {
 			return err
 		}
 		env := h.run.Env(c)
-		s, ok := env.Release.Compiled.(*gql.Schema)
-		if !ok {
-			return errcode.New(errcode.Internal, "internal error")
+		s, err := schemaOf(env.Release)
+		if err != nil {
+			return err
 		}
 		p, err := Rewrite(h.apis.get(s), r)
 		if err != nil {
@@ -189,13 +189,28 @@ func (h *Handler) openAPI(c echo.Context) error {
 	if env.Principal.Kind == auth.Anonymous && !env.Instance.Settings.AnonymousRequests {
 		return errcode.New(errcode.Unauthenticated, "authorization required: send a token in the authorization header")
 	}
-	s, ok := env.Release.Compiled.(*gql.Schema)
-	if !ok {
-		return errcode.New(errcode.Internal, "internal error")
+	s, err := schemaOf(env.Release)
+	if err != nil {
+		return err
 	}
 	doc, err := h.apis.get(s).OpenAPI(env.Release)
 	if err != nil {
 		return err
 	}
 	return c.JSONBlob(http.StatusOK, doc)
+}
+
+// schemaOf returns the compiled schema of a release (compiled again when
+// the registry evicted it); a failure is INTERNAL, its cause kept for the
+// request's log line.
+func schemaOf(rel *tenant.Release) (*gql.Schema, error) {
+	compiled, err := rel.Compiled()
+	if err != nil {
+		return nil, errcode.Wrap(errcode.Internal, err, "internal error")
+	}
+	s, ok := compiled.(*gql.Schema)
+	if !ok {
+		return nil, errcode.New(errcode.Internal, "internal error")
+	}
+	return s, nil
 }

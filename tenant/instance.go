@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,24 +19,34 @@ import (
 )
 
 // Compiled is what a release's schema compiles to (a *gql.Schema). It is
-// built once per release and shared by every instance running the release.
+// shared by every instance running the release, and built again from the
+// release's model when the registry evicted it (Release.Compiled).
 type Compiled interface {
 	Model() *schema.Model
 }
 
 // Compiler turns a validated model into its Compiled form. cmd/ injects
-// gql's; tenant itself knows nothing of GraphQL execution.
+// gql's; tenant itself knows nothing of GraphQL execution. It may be
+// called again for the same model, from any goroutine.
 type Compiler func(m *schema.Model) (Compiled, error)
 
-// Release is an immutable named version of an app: its SDL and compiled
-// schema.
+// Release is an immutable named version of an app: its SDL, the model
+// parsed from it, and its compiled schema (Compiled), which the registry
+// keeps only for the releases asked for most recently.
 type Release struct {
 	App   string
 	Name  string
 	Realm string
 	SDL   string
-	// Compiled serves the release; shared by its instances.
-	Compiled Compiled
+	// Model is the parsed SDL: the record types declared to the store,
+	// and what the compiled schema is built, and built again, from.
+	Model *schema.Model
+
+	cache    *compiledCache              // nil: compiled is pinned (NewRelease)
+	compiled atomic.Pointer[compiledRef] // nil while evicted
+	used     atomic.Uint64               // cache.tick when last asked for
+	mu       sync.Mutex                  // guards flight
+	flight   *flight                     // the rebuild under way
 }
 
 // Settings are an instance's per-instance switches.

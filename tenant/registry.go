@@ -32,9 +32,16 @@ type TokenFunc func() (token string, hash [32]byte)
 // Registry owns the apps, releases and instances of the service. Lookup is
 // lock-free; every change is serialised, persisted, then published. Safe
 // for concurrent use.
+//
+// Every release keeps its model, but only the DefaultCompiledLimit (256)
+// releases asked for most recently keep their compiled schema: at about
+// 211 KiB each that is about 54 MiB at worst, however many releases are
+// stored. An evicted release is compiled again when next asked for
+// (Release.Compiled); SetCompiledLimit changes the bound.
 type Registry struct {
 	st       store.Store
 	compile  Compiler
+	compiled *compiledCache
 	newToken TokenFunc
 	limits   schema.Limits
 
@@ -80,6 +87,7 @@ func NewRegistry(st store.Store, compile Compiler, newToken TokenFunc) *Registry
 	r := &Registry{
 		st:       st,
 		compile:  compile,
+		compiled: newCompiledCache(compile),
 		newToken: newToken,
 		limits:   schema.DefaultLimits(),
 		process:  store.NewID(),
@@ -124,11 +132,12 @@ func docOf(inst *Instance) instanceDoc {
 }
 
 // Load reads every release and instance from the store, compiles each
-// release once and declares each instance's record types to the store. It
-// replaces whatever the registry held. A stored release that no longer
-// compiles, or an instance whose release is missing, fails Load with an
-// error naming it.
-func (r *Registry) Load(ctx context.Context) error {
+// release once (keeping the compiled schemas within the bound) and
+// declares each instance's record types to the store. It replaces
+// whatever the registry held. A stored release that no longer compiles,
+// or an instance whose release is missing, fails Load with an error
+// naming it.
+func (r *Registry) Load(ctx context.Context) (err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// The marks first: a change made while loading shows as a new mark.
@@ -144,7 +153,13 @@ func (r *Registry) Load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("tenant: loading instances: %w", err)
 	}
+	old := r.state.Load()
 	s := &state{releases: make(map[string]*Release, len(relDocs)), instances: make(map[string]*Instance, len(instDocs))}
+	defer func() {
+		if err != nil {
+			r.compiled.retire(s.releases, old.releases) // built in vain
+		}
+	}()
 	specs := map[*Release][]store.TypeSpec{}
 	for _, key := range slices.Sorted(maps.Keys(relDocs)) {
 		var d releaseDoc
@@ -156,7 +171,7 @@ func (r *Registry) Load(ctx context.Context) error {
 			return fmt.Errorf("tenant: release %s no longer compiles: %w", key, err)
 		}
 		s.releases[key] = rel
-		specs[rel] = Specs(rel.Compiled.Model())
+		specs[rel] = Specs(rel.Model)
 	}
 	for _, key := range slices.Sorted(maps.Keys(instDocs)) {
 		var d instanceDoc
@@ -187,10 +202,20 @@ func (r *Registry) Load(ctx context.Context) error {
 		s.instances[d.Domain] = inst
 	}
 	r.state.Store(s)
+	r.compiled.retire(old.releases, s.releases)
 	r.startMarks(ctx, marks)
 	r.loaded.Store(true)
 	return nil
 }
+
+// SetCompiledLimit bounds how many releases keep their compiled schema at
+// once (DefaultCompiledLimit until set; n below 1 counts as 1). Lowering
+// it evicts at once. The releases asked for least recently are evicted
+// first; requests using an evicted schema finish on it.
+func (r *Registry) SetCompiledLimit(n int) { r.compiled.setLimit(n) }
+
+// CompiledCount returns how many releases hold a compiled schema now.
+func (r *Registry) CompiledCount() int { return r.compiled.count() }
 
 // Loaded reports whether Load has completed (for /readyz).
 func (r *Registry) Loaded() bool { return r.loaded.Load() }
@@ -294,25 +319,28 @@ func (r *Registry) PutRelease(ctx context.Context, app, name, realm, sdl string)
 		}
 		result = Replaced
 	}
-	rel, err := r.build(app, name, realm, sdl)
-	if err != nil {
-		return nil, 0, err
-	}
 	doc, err := json.Marshal(releaseDoc{App: app, Release: name, Realm: realm, Schema: sdl, Updated: time.Now().UTC()})
 	if err != nil {
 		return nil, 0, fmt.Errorf("tenant: encoding release %s: %w", key, err)
 	}
+	rel, err := r.build(app, name, realm, sdl)
+	if err != nil {
+		return nil, 0, err
+	}
+	n := s.clone()
+	n.releases[key] = rel
 	if err := r.st.PutDoc(ctx, docRelease, key, doc); err != nil {
+		r.compiled.retire(n.releases, s.releases) // never published
 		return nil, 0, fmt.Errorf("tenant: storing release %s: %w", key, err)
 	}
 	r.bump(ctx)
-	n := s.clone()
-	n.releases[key] = rel
 	r.state.Store(n)
+	r.compiled.retire(s.releases, n.releases) // the release replaced, if any
 	return rel, result, nil
 }
 
-// build parses, validates and compiles a release.
+// build parses, validates and compiles a release, which then counts
+// against the bound of compiled schemas.
 func (r *Registry) build(app, name, realm, sdl string) (*Release, error) {
 	m, err := schema.Parse(sdl, r.limits)
 	if err != nil {
@@ -334,7 +362,9 @@ func (r *Registry) build(app, name, realm, sdl string) (*Release, error) {
 		return nil, errcode.Wrap(errcode.BadRequest, fmt.Errorf("%w: %w", ErrInvalid, err),
 			"schema does not compile: %v", err)
 	}
-	return &Release{App: app, Name: name, Realm: realm, SDL: sdl, Compiled: c}, nil
+	rel := &Release{App: app, Name: name, Realm: realm, SDL: sdl, Model: m, cache: r.compiled}
+	r.compiled.add(rel, c)
+	return rel, nil
 }
 
 // InstanceSpec describes an instance to create.
@@ -394,7 +424,7 @@ func (r *Registry) CreateInstance(ctx context.Context, spec InstanceSpec) (inst 
 	if err != nil {
 		return nil, "", fmt.Errorf("tenant: encoding instance %s: %w", domain, err)
 	}
-	err = r.st.Declare(ctx, inst.ID, Specs(rel.Compiled.Model()))
+	err = r.st.Declare(ctx, inst.ID, Specs(rel.Model))
 	if err == nil {
 		_, err = r.st.Write(ctx, inst.ID, []store.Op{{
 			Kind:      store.OpUpsert,
@@ -500,7 +530,7 @@ func (r *Registry) UpdateInstance(ctx context.Context, domain string, ch Change)
 	d := docOf(inst)
 	d.Release, d.Settings = rel.Name, set
 	if rel != cur {
-		if err := r.st.Declare(ctx, inst.ID, Specs(rel.Compiled.Model())); err != nil {
+		if err := r.st.Declare(ctx, inst.ID, Specs(rel.Model)); err != nil {
 			return nil, fmt.Errorf("tenant: instance %s: declaring release %s: %w", domain, rel.Name, err)
 		}
 	}

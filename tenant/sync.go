@@ -121,7 +121,7 @@ func (r *Registry) startMarks(ctx context.Context, marks map[string]string) {
 
 // reload replaces the state with what the store holds, reusing the
 // releases and instances that did not change; r.mu is held.
-func (r *Registry) reload(ctx context.Context) error {
+func (r *Registry) reload(ctx context.Context) (err error) {
 	relDocs, err := r.st.ListDocs(ctx, docRelease)
 	if err != nil {
 		return fmt.Errorf("tenant: loading releases: %w", err)
@@ -132,6 +132,11 @@ func (r *Registry) reload(ctx context.Context) error {
 	}
 	old := r.state.Load()
 	s := &state{releases: make(map[string]*Release, len(relDocs)), instances: make(map[string]*Instance, len(instDocs))}
+	defer func() {
+		if err != nil {
+			r.compiled.retire(s.releases, old.releases) // built in vain
+		}
+	}()
 	for _, key := range slices.Sorted(maps.Keys(relDocs)) {
 		var d releaseDoc
 		if err := json.Unmarshal(relDocs[key], &d); err != nil {
@@ -171,7 +176,7 @@ func (r *Registry) reload(ctx context.Context) error {
 			cur.AdminAccountID = d.AdminAccountID
 		}
 		if cur.Release() != rel {
-			if err := r.st.Declare(ctx, cur.ID, Specs(rel.Compiled.Model())); err != nil {
+			if err := r.st.Declare(ctx, cur.ID, Specs(rel.Model)); err != nil {
 				return fmt.Errorf("tenant: instance %s: declaring release %s: %w", key, rel.Name, err)
 			}
 		}
@@ -189,5 +194,6 @@ func (r *Registry) reload(ctx context.Context) error {
 		swap()
 	}
 	r.state.Store(s)
+	r.compiled.retire(old.releases, s.releases)
 	return nil
 }

@@ -76,7 +76,12 @@ func (h *Handler) serve(c echo.Context) error {
 	if err != nil {
 		return errcode.Write(c, err)
 	}
-	schema, ok := env.Release.Compiled.(*gql.Schema)
+	compiled, err := env.Release.Compiled()
+	if err != nil {
+		h.log.Error("compiling the release failed", zap.String("domain", inst.Domain), zap.Error(err))
+		return errcode.Write(c, errcode.Wrap(errcode.Internal, err, "internal error"))
+	}
+	schema, ok := compiled.(*gql.Schema)
 	if !ok {
 		return errcode.Write(c, errcode.New(errcode.Internal, "internal error"))
 	}
