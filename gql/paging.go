@@ -128,8 +128,9 @@ func (pg *page) hasPrevious() bool {
 		return pg.more
 	}
 	if pg.before == nil {
+		// Without a cursor or skip the page starts at the very beginning.
 		v := pg.cursorGiven
-		if len(pg.nodes) > 0 {
+		if v && len(pg.nodes) > 0 {
 			recs, err := pg.beyond(pg.nodes[0].rec.ID, true, 1)
 			v = err == nil && len(recs) > 0
 		}
@@ -143,8 +144,9 @@ func (pg *page) hasNext() bool {
 		return pg.more
 	}
 	if pg.after == nil {
+		// Without a cursor or skip the page ends at the very end.
 		v := pg.cursorGiven
-		if len(pg.nodes) > 0 {
+		if v && len(pg.nodes) > 0 {
 			recs, err := pg.beyond(pg.nodes[len(pg.nodes)-1].rec.ID, false, 1)
 			v = err == nil && len(recs) > 0
 		}

@@ -76,6 +76,60 @@ func (r *Result) Value() any {
 	return r.Data
 }
 
+// Member returns the JSON of the data member at a path of object keys
+// (find, edges), or nil when a step is missing or not an object. On an
+// encoded result it scans the encoding without decoding the values on
+// the way, so a caller that wants one small member (is a list empty?)
+// does not pay for decoding the whole answer.
+func (r *Result) Member(keys ...string) json.RawMessage {
+	if r.body == nil || r.Data != nil {
+		v := r.Data
+		for _, k := range keys {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			if v, ok = m[k]; !ok {
+				return nil
+			}
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+	data := r.body[r.dataStart:r.dataEnd]
+	for _, k := range keys {
+		if data = member(data, k); data == nil {
+			return nil
+		}
+	}
+	return data
+}
+
+// member returns the JSON of member key of the JSON object obj, or nil.
+func member(obj []byte, key string) []byte {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil
+		}
+		if t == key {
+			return raw
+		}
+	}
+	return nil
+}
+
 // Release returns the Result's buffer for reuse. The Result's Body and
 // encoded data must not be used afterwards; Data stays as it is.
 func (r *Result) Release() {

@@ -156,7 +156,7 @@ func answer(p Plan, res *gql.Result) (int, any) {
 	}
 	switch p.Shape {
 	case ShapeRecord:
-		if edges, _ := lookup(res.Value(), p.Field, "edges").([]any); len(edges) == 0 {
+		if edges := res.Member(p.Field, "edges"); len(edges) == 0 || string(edges) == "[]" {
 			return errcode.Body(errcode.New(errcode.NotFound, "%s %s not found", p.Type, quoteShort(p.ID)))
 		}
 	case ShapeLogin:
