@@ -94,6 +94,25 @@ func BenchmarkFindFirst25PriceOver50SortedDesc(b *testing.B) {
 	benchFind(b, "price > 50 SORT price DESC", 25, 25)
 }
 
+// BenchmarkFindNextOffsets is what a page's nextOffsets asks: the ids of
+// the next 101 records of `price > 50` after a cursor, ids only.
+func BenchmarkFindNextOffsets(b *testing.B) {
+	s := benchBooks(b)
+	pq := itemQuery(b, "bench", "price > 50")
+	q := &store.Query{Type: "Book", Filter: pq.Filter, After: itemID(100), Limit: 101, IDsOnly: true}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		recs, err := s.Find(ctx, "bench", q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(recs) != 101 {
+			b.Fatalf("%d records, want 101", len(recs))
+		}
+	}
+}
+
 func BenchmarkFindFirst25PriceOver99(b *testing.B) {
 	benchFind(b, "price > 99", 25, 25)
 }

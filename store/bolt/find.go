@@ -374,8 +374,12 @@ func (e *exec) scan() error {
 		if err := e.offer(r); err != nil {
 			return e.finish(err)
 		}
-		if len(e.out) > n {
-			spare = nil // kept
+		if len(e.out) > n { // kept
+			if e.q.IDsOnly {
+				e.out[n] = &store.Record{Type: r.Type, ID: r.ID} // and the probe serves again
+			} else {
+				spare = nil
+			}
 		}
 		if down {
 			k, v = c.Prev()
