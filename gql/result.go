@@ -3,6 +3,7 @@ package gql
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -109,25 +110,82 @@ func (r *Result) Member(keys ...string) json.RawMessage {
 }
 
 // member returns the JSON of member key of the JSON object obj, or nil.
+// obj is the executor's own encoding (valid JSON), so a scan that tracks
+// strings and nesting finds the members' bounds.
 func member(obj []byte, key string) []byte {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
 		return nil
 	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
+	i++
+	for {
+		i = skipSpace(obj, i)
+		if i >= len(obj) || obj[i] != '"' {
+			return nil // '}' or malformed: no such member
+		}
+		kEnd := skipValue(obj, i)
+		name := obj[i:kEnd]
+		i = skipSpace(obj, kEnd)
+		if i >= len(obj) || obj[i] != ':' {
 			return nil
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
+		vStart := skipSpace(obj, i+1)
+		vEnd := skipValue(obj, vStart)
+		if vEnd <= vStart {
 			return nil
 		}
-		if t == key {
-			return raw
+		if len(name) == len(key)+2 && string(name[1:len(name)-1]) == key {
+			return obj[vStart:vEnd]
+		}
+		i = skipSpace(obj, vEnd)
+		if i >= len(obj) || obj[i] != ',' {
+			return nil
+		}
+		i++
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the JSON value starting at b[i]; for a
+// string, the index after its closing quote.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		switch c := b[i]; c {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			i++
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			depth--
+			i++
+		case ',', ':', ' ', '\n', '\t', '\r': // between the items of a list or object
+			i++
+		default:
+			for i < len(b) && !strings.ContainsRune(",}] \n\t\r", rune(b[i])) {
+				i++
+			}
+		}
+		if depth <= 0 {
+			if depth < 0 {
+				return i - 1 // the closer of the enclosing value
+			}
+			return i
 		}
 	}
-	return nil
+	return i
 }
 
 // Release returns the Result's buffer for reuse. The Result's Body and

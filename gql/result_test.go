@@ -1,7 +1,10 @@
 package gql
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -37,4 +40,36 @@ func TestResultMember(t *testing.T) {
 	if got := (&Result{}).Member("find"); got != nil {
 		t.Errorf("Member of a result without data = %s, want nil", got)
 	}
+}
+
+// FuzzResultMember checks member against encoding/json on any valid JSON
+// object: the member found decodes to the value the object holds.
+func FuzzResultMember(f *testing.F) {
+	f.Add([]byte(`{"a":[1,{"b":"]}\"x"},[]],"edges":[{"c":null}],"z":true}`), "edges")
+	f.Add([]byte(` { "k" : "v\\"" , "n" : -1.5e3 } `), "n")
+	f.Add([]byte(`{"a":{},"a2":[]}`), "a2")
+	f.Fuzz(func(t *testing.T, obj []byte, key string) {
+		var m map[string]any
+		if json.Unmarshal(obj, &m) != nil || !json.Valid(obj) {
+			return
+		}
+		var raw map[string]json.RawMessage
+		if json.Unmarshal(obj, &raw) != nil {
+			return
+		}
+		got := member(obj, key)
+		want, ok := m[key]
+		// A key that needs escaping in JSON, or that stands twice, is
+		// out of scope: the executor writes GraphQL names once each.
+		if !ok || !json.Valid([]byte(`"`+key+`"`)) || strings.ContainsAny(key, `\"`) || bytes.Count(obj, []byte(`"`+key+`"`)) != 1 {
+			return
+		}
+		var gotV any
+		if err := json.Unmarshal(got, &gotV); err != nil {
+			t.Fatalf("member(%s, %q) = %q: %v", obj, key, got, err)
+		}
+		if !reflect.DeepEqual(gotV, want) {
+			t.Fatalf("member(%s, %q) = %s, want %v", obj, key, got, want)
+		}
+	})
 }
