@@ -15,13 +15,17 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/gql")
 
 // TestGeneratedSchemaGolden pins SDL → generated executable schema: every
-// built-in root, type and input the API promises, for each SDL in
-// testdata/gql/*.graphql.
+// built-in root, type and input the API promises, for the end-to-end
+// tests' bookstore (testdata/e2e/bookstore.graphql) and each SDL in
+// testdata/gql/*.graphql. The golden file of <name>.graphql is
+// testdata/gql/<name>.golden.
 func TestGeneratedSchemaGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "gql", "*.graphql"))
+	dir := filepath.Join("..", "testdata", "gql")
+	files, err := filepath.Glob(filepath.Join(dir, "*.graphql"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden inputs: %v", err)
 	}
+	files = append(files, filepath.Join("..", "testdata", "e2e", "bookstore.graphql"))
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".graphql")
 		t.Run(name, func(t *testing.T) {
@@ -38,7 +42,7 @@ func TestGeneratedSchemaGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := PrintSchema(s.GraphQL())
-			golden := strings.TrimSuffix(file, ".graphql") + ".golden"
+			golden := filepath.Join(dir, name+".golden")
 			if *update {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 					t.Fatal(err)

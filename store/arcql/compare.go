@@ -231,7 +231,7 @@ func sortedKeys(m map[string]any) []string {
 // on every key, break by core.id ascending so that paging is stable.
 func CompareSort(keys []SortKey, a, b Valuer) int {
 	for _, k := range keys {
-		c := CompareValues(sortValue(a, k.Path), sortValue(b, k.Path))
+		c := CompareValues(SortValue(a, k.Path), SortValue(b, k.Path))
 		if k.Desc {
 			c = -c
 		}
@@ -256,11 +256,13 @@ type IDValuer interface {
 	IDValue() string
 }
 
-// sortValue is the one value a record sorts by at path p: nil when missing.
-// It descends through objects only; a list part-way down has no single
-// value to sort by, so it counts as missing (Bind rejects sorting on list
-// fields; only a Json value can hold such a list).
-func sortValue(v Valuer, p Path) any {
+// SortValue is the one value a record sorts by at path p, the one
+// CompareSort compares: nil when missing, null or an empty list. It
+// descends through objects only; a list part-way down has no single value
+// to sort by, so it counts as missing (Bind rejects sorting on list fields;
+// only a Json value can hold such a list). A store that pages by sort
+// values uses it to read a cursor record's.
+func SortValue(v Valuer, p Path) any {
 	x, rest, ok := root(v, p)
 	if !ok {
 		return nil

@@ -2,12 +2,10 @@ package bolt
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/corehq/core/store"
@@ -56,13 +54,14 @@ const (
 )
 
 // maxDepth bounds the nesting of lists and objects in a value, so that
-// neither encoding nor decoding can recurse without bound.
-const maxDepth = 64
+// neither encoding nor decoding can recurse without bound. It is the bound
+// store.NormalizeValue keeps every written value within.
+const maxDepth = store.MaxDepth
 
 var errCorrupt = errors.New("bolt: corrupt record encoding")
 
 // encodeRecord appends the encoding of r to buf. r's field values must be
-// normalized (see normalizeValue).
+// normalized (see store.NormalizeValue).
 func encodeRecord(buf []byte, r *store.Record) []byte {
 	buf = append(buf, codecVersion)
 	buf = appendTime(buf, r.Created)
@@ -94,7 +93,7 @@ func appendString(buf []byte, s string) []byte {
 }
 
 // appendValue encodes a normalized value. Anything else is a programming
-// error caught by normalizeValue before a write; it encodes as nil.
+// error caught by store.NormalizeValue before a write; it encodes as nil.
 func appendValue(buf []byte, v any) []byte {
 	switch v := v.(type) {
 	case nil:
@@ -399,104 +398,6 @@ func (d *decoder) value(depth int) any {
 	}
 	d.fail()
 	return nil
-}
-
-// normalizeValue returns a deep copy of v in the value types of
-// store.Record (string, int64, float64, bool, nil, []any, map[string]any),
-// converting the other Go types a caller may reasonably hand over: other
-// integer and float types, json.Number, []string, []map[string]any and
-// map[string]string. The copy means a caller changing its input afterwards
-// cannot change what was written. Other types are an error naming the field.
-func normalizeValue(field string, v any) (any, error) {
-	return normalize(field, v, 0)
-}
-
-func normalize(field string, v any, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("bolt: field %s: value nested deeper than %d levels", field, maxDepth)
-	}
-	switch v := v.(type) {
-	case nil, bool, int64, float64, string:
-		return v, nil
-	case int:
-		return int64(v), nil
-	case int8:
-		return int64(v), nil
-	case int16:
-		return int64(v), nil
-	case int32:
-		return int64(v), nil
-	case uint8:
-		return int64(v), nil
-	case uint16:
-		return int64(v), nil
-	case uint32:
-		return int64(v), nil
-	case uint:
-		if uint64(v) > math.MaxInt64 {
-			return float64(v), nil
-		}
-		return int64(v), nil
-	case uint64:
-		if v > math.MaxInt64 {
-			return float64(v), nil
-		}
-		return int64(v), nil
-	case float32:
-		return float64(v), nil
-	case json.Number:
-		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-			return i, nil
-		}
-		f, err := v.Float64()
-		if err != nil {
-			return nil, fmt.Errorf("bolt: field %s: %w", field, err)
-		}
-		return f, nil
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			n, err := normalize(field, e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = n
-		}
-		return out, nil
-	case []string:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = e
-		}
-		return out, nil
-	case []map[string]any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			n, err := normalize(field, e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = n
-		}
-		return out, nil
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			n, err := normalize(field, e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = n
-		}
-		return out, nil
-	case map[string]string:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = e
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("bolt: field %s: unsupported value type %T", field, v)
 }
 
 // cloneValue deep-copies a normalized value, so that a record handed to a

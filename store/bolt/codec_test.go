@@ -1,7 +1,6 @@
 package bolt
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -124,42 +123,6 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Fatalf("(-first +second):\n%s", d)
 		}
 	})
-}
-
-func TestNormalizeValue(t *testing.T) {
-	tests := []struct {
-		name string
-		in   any
-		want any
-	}{
-		{"int", 7, int64(7)},
-		{"int32", int32(-7), int64(-7)},
-		{"uint8", uint8(7), int64(7)},
-		{"huge uint64", uint64(math.MaxUint64), float64(math.MaxUint64)},
-		{"float32", float32(0.5), 0.5},
-		{"json integer", json.Number("12"), int64(12)},
-		{"json float", json.Number("1.5e3"), 1500.0},
-		{"strings", []string{"a", "b"}, []any{"a", "b"}},
-		{"objects", []map[string]any{{"a": 1}}, []any{map[string]any{"a": int64(1)}}},
-		{"string map", map[string]string{"k": "v"}, map[string]any{"k": "v"}},
-		{"nested", map[string]any{"l": []any{int16(1), nil}}, map[string]any{"l": []any{int64(1), nil}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := normalizeValue("f", tt.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(tt.want, got); d != "" {
-				t.Errorf("(-want +got):\n%s", d)
-			}
-		})
-	}
-	for _, bad := range []any{struct{}{}, time.Now(), []int{1}, map[int]any{}, make(chan int)} {
-		if _, err := normalizeValue("f", bad); err == nil {
-			t.Errorf("normalizeValue(%T) accepted", bad)
-		}
-	}
 }
 
 func BenchmarkDecodeRecord(b *testing.B) {

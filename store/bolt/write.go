@@ -16,7 +16,7 @@ import (
 // failing Write is taken out of it, so it never takes others down.
 //
 // Decisions store.go leaves open, taken here:
-//   - An OpUpsert without an ID gets a new one (store.NewID).
+//   - An OpUpsert without an ID gets a new one (store.PrepareOps).
 //   - A nil value in Set is stored as a present null ("explicitly cleared"),
 //     which arcql treats as missing.
 //   - Impl is taken on create only, like CreatedBy.
@@ -40,41 +40,13 @@ func (s *Store) Write(ctx context.Context, inst string, ops []store.Op) ([]store
 	// Everything that must not differ between runs of the transaction
 	// function (the group commit may run it twice) is settled here: ids,
 	// normalized values.
-	prepared := make([]store.Op, len(ops))
-	for i, op := range ops {
-		if op.Type == "" {
-			return nil, fmt.Errorf("bolt: op %d: empty type", i)
-		}
-		switch op.Kind {
-		case store.OpUpsert:
-			if op.ID == "" {
-				op.ID = store.NewID()
-			}
-			set := make(map[string]any, len(op.Set))
-			for k, v := range op.Set {
-				n, err := normalizeValue(k, v)
-				if err != nil {
-					return nil, fmt.Errorf("bolt: op %d (%s): %w", i, op.Type, err)
-				}
-				set[k] = n
-			}
-			op.Set = set
-		case store.OpDelete, store.OpTrash, store.OpUntrash:
-			if op.ID == "" {
-				return nil, fmt.Errorf("bolt: op %d (%s): empty id", i, op.Type)
-			}
-		case store.OpAddRef, store.OpRemoveRef:
-			if op.ID == "" || op.Field == "" {
-				return nil, fmt.Errorf("bolt: op %d (%s): empty id or field", i, op.Type)
-			}
-		default:
-			return nil, fmt.Errorf("bolt: op %d: unknown kind %d", i, op.Kind)
-		}
-		prepared[i] = op
+	prepared, err := store.PrepareOps(ops)
+	if err != nil {
+		return nil, err
 	}
 
 	var results []store.OpResult
-	err := s.update(func(tx *bbolt.Tx) error {
+	err = s.update(func(tx *bbolt.Tx) error {
 		results = make([]store.OpResult, len(prepared))
 		st, err := s.state(tx, inst)
 		if err != nil {
@@ -160,7 +132,7 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 		if !ok && old.Fields[op.Field] != nil {
 			return store.OpResult{}, fmt.Errorf("bolt: %s/%s: field %s is not a list", op.Type, op.ID, op.Field)
 		}
-		next, changed := editRefs(list, op)
+		next, changed := op.EditRefs(list)
 		if !changed {
 			return store.OpResult{Changed: true}, nil
 		}
@@ -210,35 +182,6 @@ func upserted(old *store.Record, op *store.Op) *store.Record {
 		rec.Fields[k] = cloneValue(v)
 	}
 	return rec
-}
-
-// editRefs adds or removes op.RefID in list; changed reports a difference.
-func editRefs(list []any, op *store.Op) ([]any, bool) {
-	has := false
-	for _, v := range list {
-		if v == op.RefID {
-			has = true
-			break
-		}
-	}
-	if op.Kind == store.OpAddRef {
-		if has {
-			return list, false
-		}
-		next := make([]any, len(list), len(list)+1)
-		copy(next, list)
-		return append(next, op.RefID), true
-	}
-	if !has {
-		return list, false
-	}
-	next := make([]any, 0, len(list))
-	for _, v := range list {
-		if v != op.RefID {
-			next = append(next, v)
-		}
-	}
-	return next, true
 }
 
 // shallowCopy copies a record and its field map (not the values, which are

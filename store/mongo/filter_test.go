@@ -208,7 +208,7 @@ func TestEscapeKey(t *testing.T) {
 func TestValueRoundTrip(t *testing.T) {
 	t.Parallel()
 	in := map[string]any{"l": []any{[]any{}, []any{[]any{int64(1)}}, map[string]any{"a.b": []any{"x"}, "$k": nil}}}
-	enc, err := encodeValue("f", in, 0)
+	enc, err := encodeValue("f", in)
 	if err != nil {
 		t.Fatal(err)
 	}

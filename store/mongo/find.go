@@ -312,7 +312,7 @@ func position(keys []sortKey, r *store.Record, before bool) (bson.D, bool) {
 	var alts []bson.D
 	var equal []bson.D
 	for _, k := range keys {
-		v := sortValue(r, k.path)
+		v := arcql.SortValue(r, k.path)
 		switch v.(type) {
 		case map[string]any, []any:
 			exact = false
@@ -342,33 +342,6 @@ func position(keys []sortKey, r *store.Record, before bool) (bson.D, bool) {
 	return orOf(alts...), exact
 }
 
-// sortValue is the value r sorts by at p, as arcql.CompareSort sees it:
-// nil when missing, null or an empty list, or below a list.
-func sortValue(r *store.Record, p arcql.Path) any {
-	if len(p.Parts) == 0 {
-		return nil
-	}
-	name, rest := p.Parts[0], p.Parts[1:]
-	if name == "core" && len(p.Parts) >= 2 {
-		name, rest = "core."+p.Parts[1], p.Parts[2:]
-	}
-	x, ok := r.Value(name)
-	if !ok {
-		return nil
-	}
-	for _, part := range rest {
-		m, ok := x.(map[string]any)
-		if !ok {
-			return nil
-		}
-		x = m[part]
-	}
-	if l, ok := x.([]any); ok && len(l) == 0 {
-		return nil
-	}
-	return x
-}
-
 // bsonValue is a record value as stored: times as BSON dates, object keys
 // escaped.
 func bsonValue(v any) any {
@@ -376,7 +349,7 @@ func bsonValue(v any) any {
 	case time.Time:
 		return dateOf(v)
 	case map[string]any, []any:
-		if e, err := encodeValue("", v, 0); err == nil {
+		if e, err := encodeValue("", v); err == nil {
 			return e
 		}
 	}

@@ -16,9 +16,6 @@ import (
 	"github.com/corehq/core/store"
 )
 
-// maxDepth bounds the nesting of a field value, as the bolt store does.
-const maxDepth = 64
-
 // Field names of a record document (doc.go, "Layout").
 const (
 	fInst      = "i"
@@ -117,30 +114,11 @@ func fieldPath(parts []string) string {
 // "%l": escapeKey writes '%' only as "%25" or before two hex digits.
 const nestedList = "%l"
 
-// encodeValue turns a field value of store.Record's shapes (and the Go
-// types the bolt store also accepts) into what is stored: object keys
-// escaped, integers as int64, a list inside a list wrapped as {"%l": …}.
-// NaN and infinities are refused: JSON cannot carry them and some servers
-// reject them.
-func encodeValue(field string, v any, depth int) (any, error) {
-	e, err := encodeAny(field, v, depth)
-	if err != nil {
-		return nil, err
-	}
-	if a, ok := e.(bson.A); ok {
-		for i, x := range a {
-			if inner, ok := x.(bson.A); ok {
-				a[i] = bson.M{nestedList: inner}
-			}
-		}
-	}
-	return e, nil
-}
-
-func encodeAny(field string, v any, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("mongo: field %s: value nested deeper than %d levels", field, maxDepth)
-	}
+// encodeValue turns a normalized field value (store.NormalizeValue) into
+// what is stored: object keys escaped, a list inside a list wrapped as
+// {"%l": …}. NaN and infinities are refused: JSON cannot carry them and
+// some servers reject them. So is any type NormalizeValue does not return.
+func encodeValue(field string, v any) (any, error) {
 	switch v := v.(type) {
 	case nil, bool, int64, string:
 		return v, nil
@@ -149,60 +127,15 @@ func encodeAny(field string, v any, depth int) (any, error) {
 			return nil, fmt.Errorf("mongo: field %s: %v is not a storable number", field, v)
 		}
 		return v, nil
-	case float32:
-		return encodeValue(field, float64(v), depth)
-	case int:
-		return int64(v), nil
-	case int8:
-		return int64(v), nil
-	case int16:
-		return int64(v), nil
-	case int32:
-		return int64(v), nil
-	case uint8:
-		return int64(v), nil
-	case uint16:
-		return int64(v), nil
-	case uint32:
-		return int64(v), nil
-	case uint:
-		return encodeValue(field, uint64(v), depth)
-	case uint64:
-		if v > math.MaxInt64 {
-			return float64(v), nil
-		}
-		return int64(v), nil
-	case json.Number:
-		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-			return i, nil
-		}
-		f, err := v.Float64()
-		if err != nil {
-			return nil, fmt.Errorf("mongo: field %s: %w", field, err)
-		}
-		return encodeValue(field, f, depth)
 	case []any:
 		out := make(bson.A, len(v))
 		for i, e := range v {
-			n, err := encodeValue(field, e, depth+1)
+			n, err := encodeValue(field, e)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = n
-		}
-		return out, nil
-	case []string:
-		out := make(bson.A, len(v))
-		for i, e := range v {
-			out[i] = e
-		}
-		return out, nil
-	case []map[string]any:
-		out := make(bson.A, len(v))
-		for i, e := range v {
-			n, err := encodeValue(field, e, depth+1)
-			if err != nil {
-				return nil, err
+			if inner, ok := n.(bson.A); ok {
+				n = bson.M{nestedList: inner}
 			}
 			out[i] = n
 		}
@@ -210,17 +143,11 @@ func encodeAny(field string, v any, depth int) (any, error) {
 	case map[string]any:
 		out := make(bson.M, len(v))
 		for k, e := range v {
-			n, err := encodeValue(field, e, depth+1)
+			n, err := encodeValue(field, e)
 			if err != nil {
 				return nil, err
 			}
 			out[escapeKey(k)] = n
-		}
-		return out, nil
-	case map[string]string:
-		out := make(bson.M, len(v))
-		for k, e := range v {
-			out[escapeKey(k)] = e
 		}
 		return out, nil
 	}

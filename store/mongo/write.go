@@ -32,41 +32,28 @@ func (s *Store) Write(ctx context.Context, inst string, ops []store.Op) ([]store
 	if err := checkName("instance", inst); err != nil {
 		return nil, err
 	}
-	prepared := make([]store.Op, len(ops))
-	for i, op := range ops {
+	prepared, err := store.PrepareOps(ops)
+	if err != nil {
+		return nil, err
+	}
+	// What a document cannot hold beyond what PrepareOps refuses: a type
+	// with '/', an empty field name, NaN and infinities.
+	for i := range prepared {
+		op := &prepared[i]
 		if err := checkName("type", op.Type); err != nil {
 			return nil, fmt.Errorf("mongo: op %d: %w", i, err)
 		}
-		switch op.Kind {
-		case store.OpUpsert:
-			if op.ID == "" {
-				op.ID = store.NewID()
-			}
-			set := make(map[string]any, len(op.Set))
+		if op.Kind == store.OpUpsert {
 			for k, v := range op.Set {
 				if k == "" {
 					return nil, fmt.Errorf("mongo: op %d (%s): empty field name", i, op.Type)
 				}
-				// Validate and copy now: the caller may change its map later.
-				if _, err := encodeValue(k, v, 0); err != nil {
+				if _, err := encodeValue(k, v); err != nil {
 					return nil, fmt.Errorf("mongo: op %d (%s): %w", i, op.Type, err)
 				}
-				set[k] = decodeValue(mustEncode(k, v))
 			}
-			op.Set = set
-		case store.OpDelete, store.OpTrash, store.OpUntrash:
-			if op.ID == "" {
-				return nil, fmt.Errorf("mongo: op %d (%s): empty id", i, op.Type)
-			}
-		case store.OpAddRef, store.OpRemoveRef:
-			if op.ID == "" || op.Field == "" {
-				return nil, fmt.Errorf("mongo: op %d (%s): empty id or field", i, op.Type)
-			}
-		default:
-			return nil, fmt.Errorf("mongo: op %d: unknown kind %d", i, op.Kind)
 		}
 		op.Now = op.Now.UTC().Truncate(time.Millisecond)
-		prepared[i] = op
 	}
 	if err := s.validate(ctx, inst, prepared); err != nil {
 		return nil, err
@@ -83,7 +70,7 @@ func (s *Store) Write(ctx context.Context, inst string, ops []store.Op) ([]store
 }
 
 func mustEncode(field string, v any) any {
-	e, _ := encodeValue(field, v, 0) // validated by the caller
+	e, _ := encodeValue(field, v) // validated by the caller
 	return e
 }
 
@@ -278,7 +265,7 @@ func (s *Store) trash(ctx context.Context, key string, op *store.Op, on bool) (s
 }
 
 // editRefs adds or removes an id in a list field: read the record,
-// compute the list as the bolt store does, and write it back only if the
+// compute the list (store.Op.EditRefs), and write it back only if the
 // record's version is still the one read (else read again).
 func (s *Store) editRefs(ctx context.Context, key string, op *store.Op) (store.OpResult, error) {
 	path := fieldPath([]string{op.Field})
@@ -304,7 +291,7 @@ func (s *Store) editRefs(ctx context.Context, key string, op *store.Op) (store.O
 			cancel()
 			return store.OpResult{}, fmt.Errorf("mongo: %s/%s: field %s is not a list", op.Type, op.ID, op.Field)
 		}
-		next, changed := editList(list, op)
+		next, changed := op.EditRefs(list)
 		if !changed {
 			cancel()
 			return store.OpResult{Changed: true}, nil
@@ -326,25 +313,4 @@ func (s *Store) editRefs(ctx context.Context, key string, op *store.Op) (store.O
 			return store.OpResult{}, fmt.Errorf("mongo: %s/%s: the record kept changing: %w", op.Type, op.ID, store.ErrUnavailable)
 		}
 	}
-}
-
-// editList adds or removes op.RefID in list; changed reports a difference.
-func editList(list []any, op *store.Op) ([]any, bool) {
-	has := slices.Contains(list, any(op.RefID))
-	if op.Kind == store.OpAddRef {
-		if has {
-			return list, false
-		}
-		return append(slices.Clone(list), op.RefID), true
-	}
-	if !has {
-		return list, false
-	}
-	next := make([]any, 0, len(list))
-	for _, v := range list {
-		if v != op.RefID {
-			next = append(next, v)
-		}
-	}
-	return next, true
 }
