@@ -1,8 +1,8 @@
 package gql
 
 import (
-	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -13,6 +13,7 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/fn"
+	"github.com/corehq/core/gql/jsonvalue"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
 )
@@ -92,8 +93,14 @@ func (h *Handler) Serve(c echo.Context) error {
 	return writeResult(c, res)
 }
 
+// maxJSONDepth bounds the nesting of a request body and of its variables:
+// far more than any schema's inputs need.
+const maxJSONDepth = 64
+
 // readRequest decodes a GraphQL request from the body (POST) or the query
-// string (GET).
+// string (GET). A body is one JSON object, decoded strictly (jsonvalue):
+// a duplicate key or data after the object is BAD_REQUEST, as is a member
+// of the wrong type.
 func readRequest(r *http.Request) (Request, error) {
 	var req Request
 	if r.Method == http.MethodGet {
@@ -101,24 +108,80 @@ func readRequest(r *http.Request) (Request, error) {
 		req.Query = q.Get("query")
 		req.OperationName = q.Get("operationName")
 		if v := q.Get("variables"); v != "" {
-			if err := json.Unmarshal([]byte(v), &req.Variables); err != nil {
-				return req, errcode.New(errcode.BadRequest, "variables: not a JSON object")
+			x, err := jsonvalue.Decode([]byte(v), maxJSONDepth)
+			if err != nil {
+				return req, errcode.New(errcode.BadRequest, "variables is not valid JSON: %s", err)
 			}
+			vars, ok := variablesOf(x)
+			if !ok {
+				return req, errcode.New(errcode.BadRequest, "variables must be a JSON object, not %s", jsonvalue.Kind(x))
+			}
+			req.Variables = vars
 		}
 	} else {
-		dec := json.NewDecoder(r.Body)
-		if err := dec.Decode(&req); err != nil {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
 				return req, errcode.New(errcode.TooLarge, "the request body is larger than %d bytes", tooLarge.Limit)
 			}
-			return req, errcode.New(errcode.BadRequest, "the body is not a GraphQL request: %s", errcode.DescribeJSON(err))
+			return req, errcode.Wrap(errcode.BadRequest, err, "reading the request body failed")
+		}
+		x, err := jsonvalue.Decode(b, maxJSONDepth)
+		if err != nil {
+			return req, errcode.New(errcode.BadRequest, "the body is not a GraphQL request: %s", err)
+		}
+		m, ok := x.(map[string]any)
+		if !ok {
+			return req, errcode.New(errcode.BadRequest, "the body is not a GraphQL request: it must be a JSON object, not %s", jsonvalue.Kind(x))
+		}
+		if req, err = requestOf(m); err != nil {
+			return req, err
 		}
 	}
 	if req.Query == "" {
 		return req, errcode.New(errcode.BadRequest, "query is required")
 	}
 	return req, nil
+}
+
+// requestOf takes a Request from the members of a decoded body: query a
+// string, operationName a string or null, variables an object or null.
+// Other members (extensions) are ignored; a null query is a missing one.
+func requestOf(m map[string]any) (Request, error) {
+	var req Request
+	switch q := m["query"].(type) {
+	case nil:
+	case string:
+		req.Query = q
+	default:
+		return req, errcode.New(errcode.BadRequest, "query must be a string, not %s", jsonvalue.Kind(q))
+	}
+	switch op := m["operationName"].(type) {
+	case nil:
+	case string:
+		req.OperationName = op
+	default:
+		return req, errcode.New(errcode.BadRequest, "operationName must be a string or null, not %s", jsonvalue.Kind(op))
+	}
+	vars, ok := variablesOf(m["variables"])
+	if !ok {
+		return req, errcode.New(errcode.BadRequest, "variables must be a JSON object, not %s", jsonvalue.Kind(m["variables"]))
+	}
+	req.Variables = vars
+	return req, nil
+}
+
+// variablesOf takes the variables of a request from their decoded JSON:
+// an object, or null (or absent) for none; ok is false for anything else.
+func variablesOf(x any) (vars map[string]any, ok bool) {
+	switch v := x.(type) {
+	case nil:
+		return nil, true
+	case map[string]any:
+		return v, true
+	}
+	return nil, false
 }
 
 // isMutation reports whether the operation a request runs is a mutation.

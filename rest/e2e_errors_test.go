@@ -44,7 +44,7 @@ func TestErrors(t *testing.T) {
 		{"malformed JSON", "POST", "/", nil, `{"values": {"Book": [}`, 400,
 			failure("BAD_REQUEST", "the body is not valid JSON: malformed JSON at byte 21: invalid character '}' looking for beginning of value")},
 		{"a duplicate key", "POST", "/", nil, `{"values": {"Book": {"title": "a"}}, "values": {}}`, 400,
-			failure("BAD_REQUEST", `the body is not valid JSON: duplicate key "values"`)},
+			failure("BAD_REQUEST", `the body is not valid JSON: duplicate key "values" at byte 37`)},
 		{"an array body", "PUT", "/", nil, `[]`, 400, failure("BAD_REQUEST", "the body must be a JSON object, not an array")},
 		{"trailing data", "POST", "/login", nil, `{"username": "a", "password": "b"}x`, 400,
 			failure("BAD_REQUEST", "the body is not valid JSON: more data after the JSON value at byte 34")},
