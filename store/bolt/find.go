@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"unsafe"
 
 	"go.etcd.io/bbolt"
 
@@ -103,6 +105,7 @@ type exec struct {
 	// make the page, decode in full at once.
 	only    []string
 	probing bool
+	slab    []store.Record // see bare
 }
 
 // decode decodes a record of the query's type: in full, or when probing
@@ -115,6 +118,20 @@ func (e *exec) decode(id string, v []byte) (*store.Record, error) {
 		e.names = names{}
 	}
 	return decodeRecordNames(e.q.Type, id, v, e.names)
+}
+
+// bare returns a record of the query's type with only an id, from a slab
+// allocated once for the records an IDsOnly query returns.
+func (e *exec) bare(id string) *store.Record {
+	if len(e.slab) == cap(e.slab) {
+		n := 64
+		if e.q.Limit > 0 {
+			n = min(e.q.Limit, 1024)
+		}
+		e.slab = make([]store.Record, 0, n)
+	}
+	e.slab = append(e.slab, store.Record{Type: e.q.Type, ID: id})
+	return &e.slab[len(e.slab)-1]
 }
 
 // complete decodes in full the records a query returns when they were
@@ -362,7 +379,9 @@ func (e *exec) scan() error {
 			if spare == nil {
 				spare = &store.Record{Type: e.q.Type}
 			}
-			r, spare.ID = spare, string(k)
+			// The probe's id is the key's bytes, valid during the
+			// transaction; a probe kept gets a copy below.
+			r, spare.ID = spare, unsafe.String(unsafe.SliceData(k), len(k))
 			err = decodeInto(r, v, nil, e.only)
 		} else {
 			r, err = e.decode(string(k), v)
@@ -371,15 +390,17 @@ func (e *exec) scan() error {
 			return err
 		}
 		n := len(e.out)
-		if err := e.offer(r); err != nil {
-			return e.finish(err)
-		}
-		if len(e.out) > n { // kept
+		err = e.offer(r)
+		if len(e.out) > n && e.probing { // kept (also when the window just filled)
 			if e.q.IDsOnly {
-				e.out[n] = &store.Record{Type: r.Type, ID: r.ID} // and the probe serves again
+				e.out[n] = e.bare(strings.Clone(r.ID)) // and the probe serves again
 			} else {
+				r.ID = strings.Clone(r.ID)
 				spare = nil
 			}
+		}
+		if err != nil {
+			return e.finish(err)
 		}
 		if down {
 			k, v = c.Prev()
