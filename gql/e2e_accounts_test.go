@@ -314,3 +314,31 @@ func TestLoginThrottle(t *testing.T) {
 		t.Errorf("11 aliased failed logins: %d, %d failed, %d refused; want 429, 10, 1: %s", status, failed, refused, dump(body))
 	}
 }
+
+// TestEmailAsObject checks that an e-mail may be given as {value: "…"}, in
+// a literal (as ../shared/bench/core.sh sends it) or a variable, and is
+// stored and served as the string.
+func TestEmailAsObject(t *testing.T) {
+	t.Parallel()
+	c := newBookstore(t)
+	c.data(`mutation { createAccount(value: {username: "lit", password: {value: "Bench-User-Pass-1"}, emails: [{value: "lit@example.com"}]}) { id } }`, nil)
+	c.data(createAccountDoc, map[string]any{"v": map[string]any{"username": "var", "password": map[string]any{"value": "Bench-User-Pass-1"},
+		"emails": []any{map[string]any{"value": "var@example.com"}}}})
+	for _, who := range []string{"lit", "var"} {
+		_, body := c.env.GraphQL(c.domain, "", loginByEmailDoc, map[string]any{"e": who + "@example.com", "p": "Bench-User-Pass-1"})
+		if token, _ := path(body, "data", "loginByEmail", "sessionToken").(string); token == "" {
+			t.Errorf("loginByEmail %s@example.com: %s", who, dump(body))
+		}
+		found := c.data(`query($q: String!) { find(type: Account, arcql: $q) { edges { node { ... on Account { emails } } } } }`,
+			map[string]any{"q": "username = '" + who + "'"})
+		if diff := cmp.Diff([]any{map[string]any{"node": map[string]any{"emails": []any{who + "@example.com"}}}}, path(found, "find", "edges")); diff != "" {
+			t.Errorf("%s's emails (-want +got):\n%s", who, diff)
+		}
+	}
+	for _, bad := range []string{`{value: 3}`, `{value: "x@example.com", primary: true}`, `{address: "x@example.com"}`, `{value: "not an address"}`} {
+		status, body := c.env.GraphQL(c.domain, c.token, `mutation { createAccount(value: {username: "bad", password: {value: "Bench-User-Pass-1"}, emails: [`+bad+`]}) { id } }`, nil)
+		if status != 400 || !strings.Contains(dump(body), "Email") {
+			t.Errorf("emails: [%s]: %d %s; want 400 naming Email", bad, status, dump(body))
+		}
+	}
+}

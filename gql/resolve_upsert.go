@@ -384,10 +384,10 @@ func scalarValue(typ string, v any, path string) (any, error) {
 		}
 		return nil, bad("a DateTime")
 	case "Email":
-		if s, ok := v.(string); ok && validEmail(s) {
+		if s, ok := emailValue(v); ok {
 			return s, nil
 		}
-		return nil, bad("an e-mail address")
+		return nil, bad(`an e-mail address (a string, or {value: "<address>"})`)
 	}
 	// Json and custom scalars take any JSON value.
 	return v, nil

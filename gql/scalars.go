@@ -91,27 +91,46 @@ func newDateTimeScalar() *graphql.Scalar {
 	})
 }
 
-// newEmailScalar returns the Email scalar: an e-mail address.
+// newEmailScalar returns the Email scalar: an e-mail address. Input takes
+// the address as a string, or as {value: "<address>"} (the shape of a
+// password input, which clients of other services send for e-mails too);
+// output is always the string.
 func newEmailScalar() *graphql.Scalar {
 	parse := func(v any) any {
-		s, ok := v.(string)
-		if !ok || !validEmail(s) {
-			return nil
+		if s, ok := emailValue(v); ok {
+			return s
 		}
-		return s
+		return nil
 	}
 	return graphql.NewScalar(graphql.ScalarConfig{
 		Name:        "Email",
-		Description: "An e-mail address such as ada@example.com.",
+		Description: "An e-mail address such as ada@example.com (as input also {value: \"ada@example.com\"}).",
 		Serialize:   func(v any) any { return v },
 		ParseValue:  parse,
 		ParseLiteral: func(v ast.Value) any {
-			if s, ok := v.(*ast.StringValue); ok {
-				return parse(s.Value)
+			switch v := v.(type) {
+			case *ast.StringValue:
+				return parse(v.Value)
+			case *ast.ObjectValue:
+				if len(v.Fields) == 1 && v.Fields[0].Name.Value == "value" {
+					if s, ok := v.Fields[0].Value.(*ast.StringValue); ok {
+						return parse(s.Value)
+					}
+				}
 			}
 			return nil
 		},
 	})
+}
+
+// emailValue returns the address an Email input holds: a string, or an
+// object whose only member "value" is the string.
+func emailValue(v any) (string, bool) {
+	if m, ok := v.(map[string]any); ok && len(m) == 1 {
+		v = m["value"]
+	}
+	s, ok := v.(string)
+	return s, ok && validEmail(s)
 }
 
 // validEmail reports whether s is a bare address (no display name).
