@@ -86,7 +86,18 @@ func (a *Accounts) acquire(ctx context.Context) error {
 	}
 }
 
-func (a *Accounts) release() { <-a.hashing }
+// release frees a hashing slot, then collects the hash's memory at once.
+// Left to the pacer, a collection that ran mid-hash counts the 19 MiB as
+// live and lets the heap grow to twice that before the next: measured with
+// corebench (login, then GET), peak RSS 96 MB and 82 MB while serving GETs
+// after; collecting here, 80 MB and 43 MB, for about 1 ms more CPU per
+// login (≈40 ms). Small test parameters skip it.
+func (a *Accounts) release() {
+	<-a.hashing
+	if a.Argon2.MemoryKiB >= 4<<10 {
+		runtime.GC()
+	}
+}
 
 // Now is the time sessions and the throttle go by.
 func (a *Accounts) Now() time.Time {
