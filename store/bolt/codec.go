@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/corehq/core/store"
@@ -163,9 +164,10 @@ func decodeRecordNames(typ, id string, b []byte, nm names) (*store.Record, error
 
 // decodeFields is decodeRecordNames that keeps only the fields named in
 // only (all of them when only is nil), skipping the others' values without
-// decoding them. The times and the trash mark are always decoded; the
-// creator and the implementing type only when only is nil or names them
-// ("core.createdBy", "core.impl").
+// decoding them and stopping after the last of them. The trash mark is
+// always decoded; the times, the creator and the implementing type only
+// when only is nil or names them ("core.created", "core.updated",
+// "core.createdBy", "core.impl").
 func decodeFields(typ, id string, b []byte, nm names, only []string) (*store.Record, error) {
 	r := &store.Record{Type: typ, ID: id}
 	if err := decodeInto(r, b, nm, only); err != nil {
@@ -182,8 +184,8 @@ func decodeInto(r *store.Record, b []byte, nm names, only []string) error {
 	if v := d.byte(); v != codecVersion && d.err == nil {
 		return fmt.Errorf("bolt: record %s/%s: unknown encoding version %d", r.Type, r.ID, v)
 	}
-	r.Created = d.time()
-	r.Updated = d.time()
+	r.Created = d.metaTime(only, "core.created")
+	r.Updated = d.metaTime(only, "core.updated")
 	r.Trashed = nil
 	if d.byte() == 1 {
 		t := d.time()
@@ -200,17 +202,21 @@ func decodeInto(r *store.Record, b []byte, nm names, only []string) error {
 	default:
 		r.Fields = make(map[string]any, n)
 	}
-	for i := 0; i < n && d.err == nil; i++ {
+	// A probe stops at the last field it wants; what follows is checked
+	// when the record is decoded in full.
+	left := wanted(only)
+	for i := 0; i < n && d.err == nil && left != 0; i++ {
 		if only == nil {
 			k := d.name()
 			r.Fields[k] = d.value(0)
 		} else if name, ok := lookup(only, d.rawString()); ok {
 			r.Fields[name] = d.value(0)
+			left--
 		} else {
 			d.skip(0)
 		}
 	}
-	if d.err == nil && len(d.b) != 0 {
+	if d.err == nil && left != 0 && len(d.b) != 0 {
 		d.err = errCorrupt
 	}
 	if d.err != nil {
@@ -283,6 +289,41 @@ func (d *decoder) name() string {
 	s := d.names.intern(d.b[:n])
 	d.b = d.b[n:]
 	return s
+}
+
+// wanted is how many record fields only names (-1 for all of them).
+func wanted(only []string) int {
+	if only == nil {
+		return -1
+	}
+	n := 0
+	for _, name := range only {
+		if !strings.HasPrefix(name, "core.") {
+			n++
+		}
+	}
+	return n
+}
+
+// metaTime reads a metadata time, decoded when only is nil or holds name.
+func (d *decoder) metaTime(only []string, name string) time.Time {
+	if only == nil || slices.Contains(only, name) {
+		return d.time()
+	}
+	d.skipVarint()
+	d.skipVarint()
+	return time.Time{}
+}
+
+// skipVarint passes over a varint (signed or not) without decoding it.
+func (d *decoder) skipVarint() {
+	for i := 0; i < len(d.b) && i < binary.MaxVarintLen64; i++ {
+		if d.b[i] < 0x80 {
+			d.b = d.b[i+1:]
+			return
+		}
+	}
+	d.fail()
 }
 
 // meta reads a metadata string, kept when only is nil or holds name.

@@ -61,8 +61,9 @@ func TestCodecRejectsCorruptInput(t *testing.T) {
 }
 
 // TestDecodeFields checks that decoding some fields keeps exactly those,
-// with the values a full decode gives, the times and the trash mark, and
-// the creator and implementing type when asked for.
+// with the values a full decode gives, the trash mark, and the times, the
+// creator and the implementing type when asked for; and that input cut
+// before the last wanted field is refused.
 func TestDecodeFields(t *testing.T) {
 	trashed := base.Add(time.Hour)
 	rec := &store.Record{Type: "T", ID: "1", Created: base, Updated: base, Trashed: &trashed, CreatedBy: "acc", Impl: "Impl", Fields: map[string]any{
@@ -72,7 +73,7 @@ func TestDecodeFields(t *testing.T) {
 	}}
 	b := encodeRecord(nil, rec)
 	for _, only := range [][]string{{}, {"str"}, {"list", "float"}, {"object", "missing", "core.id", "core.createdBy"}, {"core.impl"},
-		{"nil", "t", "int", "float", "str", "list", "object"}} {
+		{"core.created", "core.updated"}, {"nil", "t", "int", "float", "str", "list", "object"}} {
 		got, err := decodeFields("T", "1", b, nil, only)
 		if err != nil {
 			t.Fatalf("%v: %v", only, err)
@@ -85,6 +86,12 @@ func TestDecodeFields(t *testing.T) {
 		if !slices.Contains(only, "core.impl") {
 			want.Impl = ""
 		}
+		if !slices.Contains(only, "core.created") {
+			want.Created = time.Time{}
+		}
+		if !slices.Contains(only, "core.updated") {
+			want.Updated = time.Time{}
+		}
 		for _, k := range only {
 			if v, ok := rec.Fields[k]; ok {
 				want.Fields[k] = v
@@ -94,9 +101,20 @@ func TestDecodeFields(t *testing.T) {
 			t.Errorf("decodeFields %v (-want +got):\n%s", only, d)
 		}
 	}
-	for i := range len(b) {
+	// Where "str" ends in the encoding (fields are in map order): any cut
+	// before that is refused; after it, the probe has what it wants.
+	end := 0
+	for i := len(b); i > 0; i-- {
+		if r, err := decodeFields("T", "1", b[:i], nil, []string{"str"}); err == nil && r.Fields["str"] == "s" {
+			end = i
+		}
+	}
+	if end == 0 {
+		t.Fatal("no prefix of the encoding decodes str")
+	}
+	for i := range end {
 		if _, err := decodeFields("T", "1", b[:i], nil, []string{"str"}); !errors.Is(err, errCorrupt) {
-			t.Errorf("truncated at %d: err %v, want errCorrupt", i, err)
+			t.Errorf("truncated at %d (str ends at %d): err %v, want errCorrupt", i, end, err)
 		}
 	}
 }
@@ -106,7 +124,11 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add([]byte{codecVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeRecord("T", "x", b)
-		if _, perr := decodeFields("T", "x", b, nil, []string{"a"}); (perr == nil) != (err == nil) {
+		// A probe stops after its last field, so only a record that decodes
+		// must probe without error, with the same value.
+		if p, perr := decodeFields("T", "x", b, nil, []string{"a"}); err == nil && (perr != nil || !cmp.Equal(p.Fields["a"], r.Fields["a"], cmp.Comparer(func(a, b float64) bool {
+			return a == b || (math.IsNaN(a) && math.IsNaN(b))
+		}))) {
 			t.Fatalf("decodeRecord: %v, but decodeFields: %v", err, perr)
 		}
 		if err != nil {
