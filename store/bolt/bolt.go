@@ -67,6 +67,8 @@ type Store struct {
 	// against the instance's generation number in every transaction.
 	mu     sync.RWMutex
 	states map[string]*instState
+
+	hints planHints // hints.go
 }
 
 // Bucket and key names of the layout (doc.go).

@@ -49,6 +49,8 @@ func (s *Store) find(ctx context.Context, inst string, q *store.Query) ([]*store
 		ib := instBucket(tx, inst)
 		e := &exec{
 			ctx:    ctx,
+			inst:   inst,
+			hints:  &s.hints,
 			q:      q,
 			filter: filter,
 			ib:     ib,
@@ -79,6 +81,8 @@ func (s *Store) find(ctx context.Context, inst string, q *store.Query) ([]*store
 // exec runs one query in a read transaction.
 type exec struct {
 	ctx    context.Context
+	inst   string
+	hints  *planHints
 	q      *store.Query
 	filter arcql.Expr
 	ib, rb *bbolt.Bucket

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"strings"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -317,6 +318,11 @@ func (e *exec) choosePlan() (*plan, error) {
 	if alt.kind == planSortScan && alt.sortRange != nil && best.rng != nil && best.index == alt.sortIndex {
 		return alt, nil // the same range, read in order
 	}
+	key := hintKey(e.inst, e.q.Type, best, e.q.Skip+e.q.Limit)
+	now := time.Now()
+	if e.hints.overflows(key, now) {
+		return alt, nil
+	}
 	n := recordCount(e.ib, e.q.Type)
 	limit := int(math.Sqrt(float64(e.q.Skip+e.q.Limit)*float64(n))) + 1
 	ids, complete, err := e.collect(best, limit)
@@ -326,6 +332,7 @@ func (e *exec) choosePlan() (*plan, error) {
 	if complete {
 		return &plan{kind: planCollect, cand: best, ids: ids}, nil
 	}
+	e.hints.overflowed(key, now)
 	return alt, nil
 }
 

@@ -230,3 +230,44 @@ func TestIDOrderPlans(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanHint checks that a candidate whose count overflowed is not
+// counted again for a second: the same query then reads no index entry,
+// plans the same scan and finds the same records; an hour later (the
+// hint expired) it counts again.
+func TestPlanHint(t *testing.T) {
+	s := openTemp(t, testConfig())
+	const inst = "hints"
+	loadItems(t, s, inst, 2000)
+	run := func() ([]string, planInfo) {
+		t.Helper()
+		q := itemQuery(t, inst, "price > 50")
+		q.Limit = 25
+		recs, info, err := s.find(context.Background(), inst, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range recs {
+			got = append(got, r.ID)
+		}
+		return got, info
+	}
+	first, info1 := run()
+	if info1.Kind != planScan || info1.Keys == 0 {
+		t.Fatalf("first run: plan %s after %d index keys; want a scan after counting", info1.Kind, info1.Keys)
+	}
+	second, info2 := run()
+	if info2.Kind != planScan || info2.Keys != 0 {
+		t.Errorf("second run: plan %s after %d index keys; want the scan at once", info2.Kind, info2.Keys)
+	}
+	if diff := cmp.Diff(first, second); diff != "" {
+		t.Errorf("records (-first +second):\n%s", diff)
+	}
+	for k, at := range s.hints.m {
+		s.hints.m[k] = at.Add(-time.Hour)
+	}
+	if _, info3 := run(); info3.Keys == 0 {
+		t.Error("after the hint expired: no index key read; want the count again")
+	}
+}
