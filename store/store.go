@@ -164,9 +164,10 @@ type Query struct {
 	Skip int
 	// Limit is the most records to return; 0 means no limit.
 	Limit int
-	// IDsOnly returns records with their ID and no fields (the metadata
-	// may or may not be filled in): for callers that need only ids, such
-	// as paging cursors, and a store that can skip decoding the rest.
+	// IDsOnly returns records of which only the ID counts (fields and
+	// metadata may or may not be filled in): for callers that need only
+	// ids, such as paging cursors, and a store that can skip decoding
+	// the rest or keep the answer.
 	IDsOnly bool
 }
 

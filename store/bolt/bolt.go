@@ -69,6 +69,7 @@ type Store struct {
 	states map[string]*instState
 
 	hints planHints // hints.go
+	ids   idCache   // idcache.go
 }
 
 // Bucket and key names of the layout (doc.go).

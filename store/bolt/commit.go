@@ -79,6 +79,7 @@ func (s *Store) commit(batch []*call) {
 	for len(batch) > 0 {
 		failed := -1
 		var failErr error
+		s.ids.written()
 		err := s.db.Update(func(tx *bbolt.Tx) error {
 			for i, c := range batch {
 				if err := safeCall(c.fn, tx); err != nil {
@@ -88,6 +89,7 @@ func (s *Store) commit(batch []*call) {
 			}
 			return nil
 		})
+		s.ids.written()
 		if failed < 0 {
 			err = translate(err)
 			for _, c := range batch {

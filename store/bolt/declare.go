@@ -192,6 +192,8 @@ func (s *Store) Declare(ctx context.Context, inst string, types []store.TypeSpec
 		return err
 	}
 
+	s.ids.written()
+	defer s.ids.written()
 	return translate(s.db.Update(func(tx *bbolt.Tx) error {
 		ib, err := tx.Bucket(bucketInst).CreateBucketIfNotExists([]byte(inst))
 		if err != nil {

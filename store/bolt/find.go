@@ -36,9 +36,17 @@ func (s *Store) find(ctx context.Context, inst string, q *store.Query) ([]*store
 	if q.Skip < 0 || q.Limit < 0 {
 		return nil, info, errors.New("bolt: negative skip or limit")
 	}
+	gen := s.ids.gen.Load() // before the hops: they read too
 	filter, err := store.ResolveHops(ctx, s, inst, q.Filter, s.cfg.HopLimit)
 	if err != nil {
 		return nil, info, err
+	}
+	key, cacheable := s.ids.key(inst, q, filter)
+	if cacheable {
+		if recs, ok := s.ids.get(key, q.Type, gen); ok {
+			info.Cached = true
+			return recs, info, nil
+		}
 	}
 	var out []*store.Record
 	err = s.view(func(tx *bbolt.Tx) error {
@@ -74,6 +82,9 @@ func (s *Store) find(ctx context.Context, inst string, q *store.Query) ([]*store
 	}
 	if out == nil {
 		out = []*store.Record{}
+	}
+	if cacheable {
+		s.ids.put(key, gen, out)
 	}
 	return out, info, nil
 }

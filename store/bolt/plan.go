@@ -60,8 +60,9 @@ const (
 type planInfo struct {
 	Kind   planKind
 	Index  string
-	Keys   int // index keys read
-	Loaded int // records decoded
+	Keys   int  // index keys read
+	Loaded int  // records decoded
+	Cached bool // an IDsOnly answer from the id cache (idcache.go)
 }
 
 // conjuncts are the top-level AND terms of a filter, sorted by what an
