@@ -58,19 +58,35 @@ func (s *Store) commitLoop() {
 		// its own. The wake-up of this goroutine by the first write's send
 		// would otherwise run it next, with a batch of one. When nothing
 		// else is ready, Gosched returns at once.
-		runtime.Gosched()
-	drain:
-		for len(batch) < s.cfg.BatchSize {
-			select {
-			case c := <-s.calls:
-				batch = append(batch, c)
-			default:
-				break drain
+		for range maxYields {
+			runtime.Gosched()
+			if !s.drain(&batch) {
+				break
 			}
 		}
 		s.commit(batch)
 		clear(batch) // let the calls be collected
 	}
+}
+
+// maxYields bounds how often the committer yields for more writes to
+// join a transaction: it yields again as long as the last yield brought
+// some.
+const maxYields = 4
+
+// drain moves the queued writes into batch, up to BatchSize; it reports
+// whether it moved any.
+func (s *Store) drain(batch *[]*call) bool {
+	n := len(*batch)
+	for len(*batch) < s.cfg.BatchSize {
+		select {
+		case c := <-s.calls:
+			*batch = append(*batch, c)
+		default:
+			return len(*batch) > n
+		}
+	}
+	return len(*batch) > n
 }
 
 // commit runs a batch of writes in one transaction, taking out the ones
