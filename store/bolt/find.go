@@ -120,7 +120,9 @@ type exec struct {
 	// make the page, decode in full at once.
 	only    []string
 	probing bool
-	slab    []store.Record // see bare
+	// whole: the records returned are decoded in full already.
+	whole bool
+	slab  []store.Record // see bare
 }
 
 // decode decodes a record of the query's type: in full, or when probing
@@ -153,20 +155,26 @@ func (e *exec) bare(id string) *store.Record {
 // probed. With IDsOnly, ids are all a caller wants and the records stay as
 // they are.
 func (e *exec) complete(out []*store.Record) error {
-	if !e.probing || e.q.IDsOnly {
+	if !e.probing || e.q.IDsOnly || e.whole {
 		return nil
 	}
-	if e.names == nil {
-		e.names = names{}
-	}
 	for i, r := range out {
-		full, err := decodeRecordNames(e.q.Type, r.ID, e.rb.Get([]byte(r.ID)), e.names)
+		full, err := e.decodeFull(r.ID, e.rb.Get([]byte(r.ID)))
 		if err != nil {
 			return err
 		}
 		out[i] = full
 	}
 	return nil
+}
+
+// decodeFull decodes a record of the query's type in full, interning its
+// field names.
+func (e *exec) decodeFull(id string, v []byte) (*store.Record, error) {
+	if e.names == nil {
+		e.names = names{}
+	}
+	return decodeRecordNames(e.q.Type, id, v, e.names)
 }
 
 // prepare reads the query's direction and order, and loads the After and
@@ -386,6 +394,7 @@ func (e *exec) scan() error {
 		k, v = c.Last()
 	}
 	var spare *store.Record // a probe the last offer dropped
+	e.whole = true          // the records scan keeps it decodes in full at once
 	for k != nil {
 		e.info.Loaded++
 		var r *store.Record
@@ -407,11 +416,15 @@ func (e *exec) scan() error {
 		n := len(e.out)
 		err = e.offer(r)
 		if len(e.out) > n && e.probing { // kept (also when the window just filled)
+			id := strings.Clone(r.ID)
 			if e.q.IDsOnly {
-				e.out[n] = e.bare(strings.Clone(r.ID)) // and the probe serves again
+				e.out[n] = e.bare(id) // and the probe serves again
 			} else {
-				r.ID = strings.Clone(r.ID)
-				spare = nil
+				full, derr := e.decodeFull(id, v)
+				if derr != nil {
+					return derr
+				}
+				e.out[n] = full // and the probe serves again
 			}
 		}
 		if err != nil {
