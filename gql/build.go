@@ -25,6 +25,9 @@ type builder struct {
 	conn     *graphql.Object
 	// accessToken is the answer of login and loginByEmail.
 	accessToken *graphql.Object
+	// direct collects the fields the compiled executor may read without
+	// their resolvers (plan_direct.go).
+	direct directFields
 }
 
 func newBuilder(m *schema.Model, cfg Config) *builder {
@@ -44,6 +47,7 @@ func newBuilder(m *schema.Model, cfg Config) *builder {
 		enums:   map[string]*graphql.Enum{},
 		objects: map[string]*graphql.Object{},
 		inputs:  map[string]*graphql.InputObject{},
+		direct:  directFields{},
 	}
 	for _, s := range m.Scalars {
 		b.scalars[s] = newCustomScalar(s)
@@ -69,7 +73,7 @@ func (b *builder) build() (graphql.Schema, error) {
 		Description: "The record types of the instance.",
 		Values:      typeValues,
 	})
-	b.core = newCoreObject()
+	b.core = newCoreObject(b.direct)
 	b.accessToken = newAccessTokenObject(b.scalars["Json"])
 	for _, t := range b.m.Objects {
 		b.objects[t.Name] = b.embeddedObject(t)

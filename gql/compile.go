@@ -15,6 +15,9 @@ type Schema struct {
 	cfg   Config
 	gql   graphql.Schema
 	docs  *docCache
+	// direct are the fields the compiled executor reads without their
+	// resolvers (plan_direct.go).
+	direct directFields
 	// referenceOnly runs every document on graphql.Execute (benchmarks
 	// and tests compare the executors with it).
 	referenceOnly bool
@@ -28,14 +31,15 @@ func (s *Schema) GraphQL() *graphql.Schema { return &s.gql }
 
 // Build compiles a model into an executable schema.
 func Build(m *schema.Model, cfg Config) (*Schema, error) {
-	g, err := newBuilder(m, cfg).build()
+	b := newBuilder(m, cfg)
+	g, err := b.build()
 	if err != nil {
 		return nil, err
 	}
 	if differential != nil {
-		wrapResolvers(&g)
+		wrapResolvers(&g, b.direct)
 	}
-	return &Schema{model: m, cfg: cfg, gql: g, docs: newDocCache(cfg.DocumentCacheSize)}, nil
+	return &Schema{model: m, cfg: cfg, gql: g, docs: newDocCache(cfg.DocumentCacheSize), direct: b.direct}, nil
 }
 
 // Compiler returns the tenant.Compiler that builds Schemas with cfg.

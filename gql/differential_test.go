@@ -129,13 +129,16 @@ type replay struct{ rec *recording }
 
 // wrapForReplay wraps every resolver of a schema to record (compiled run)
 // or replay (reference run) its calls.
-func wrapForReplay(s *graphql.Schema) {
+func wrapForReplay(s *graphql.Schema, direct directFields) {
 	for name, t := range s.TypeMap() {
 		o, ok := t.(*graphql.Object)
 		if !ok || strings.HasPrefix(name, "__") {
 			continue
 		}
 		for _, def := range o.Fields() {
+			if direct.lookup(name, def.Name) != nil {
+				continue
+			}
 			orig := def.Resolve
 			if orig == nil {
 				orig = graphql.DefaultResolveFn

@@ -87,7 +87,7 @@ func (s *Schema) Run(ctx context.Context, env Env, log *zap.Logger, req Request)
 // graphql.Execute where the plan does not reach (plan.go).
 func (s *Schema) execute(ctx context.Context, doc *document, req Request, log *zap.Logger) *Result {
 	if !s.referenceOnly {
-		if op := doc.ops.get(&s.gql, doc.ast, req.OperationName); op.fallback == "" {
+		if op := doc.ops.get(&s.gql, s.direct, doc.ast, req.OperationName); op.fallback == "" {
 			if res := s.executePlan(ctx, op, req, log); res != nil {
 				return res
 			}

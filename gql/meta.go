@@ -14,15 +14,23 @@ type meta struct {
 }
 
 // newCoreObject returns the Core type: the metadata of every record.
-func newCoreObject() *graphql.Object {
-	str := func(get func(c *call, m *meta) any) *graphql.Field {
-		return &graphql.Field{Type: graphql.String, Resolve: func(p graphql.ResolveParams) (any, error) {
+func newCoreObject(direct directFields) *graphql.Object {
+	fields := graphql.Fields{}
+	str := func(name string, get func(c *call, m *meta) any) {
+		fields[name] = &graphql.Field{Type: graphql.String, Resolve: func(p graphql.ResolveParams) (any, error) {
 			m, _ := p.Source.(*meta)
 			if m == nil {
 				return nil, nil
 			}
 			return get(callFrom(p.Context), m), nil
 		}}
+		direct.add("Core", name, func(c *call, src any) (any, bool) {
+			m, _ := src.(*meta)
+			if m == nil || c == nil {
+				return nil, false
+			}
+			return get(c, m), true
+		})
 	}
 	publisher := func(pick int) func(c *call, m *meta) any {
 		return func(c *call, m *meta) any {
@@ -31,34 +39,33 @@ func newCoreObject() *graphql.Object {
 			return [3]string{realm, app, release}[pick]
 		}
 	}
+	str("id", func(_ *call, m *meta) any { return m.rec.ID })
+	str("created", func(_ *call, m *meta) any {
+		if m.hideCreated {
+			return nil
+		}
+		return formatTime(m.rec.Created)
+	})
+	str("updated", func(_ *call, m *meta) any { return formatTime(m.rec.Updated) })
+	str("trashed", func(_ *call, m *meta) any {
+		if m.rec.Trashed == nil {
+			return nil
+		}
+		return formatTime(*m.rec.Trashed)
+	})
+	str("createdBy", func(_ *call, m *meta) any { return nullable(m.rec.CreatedBy) })
+	str("impl", func(_ *call, m *meta) any { return nullable(m.rec.Impl) })
+	str("app", func(c *call, _ *meta) any { return c.Instance.App })
+	str("release", func(c *call, _ *meta) any { return c.Release.Name })
+	str("instance", func(c *call, _ *meta) any { return c.Instance.Domain })
+	str("publisherRealm", publisher(0))
+	str("publisherApp", publisher(1))
+	str("publisherRelease", publisher(2))
+	str("instanceId", func(c *call, _ *meta) any { return c.Instance.ID })
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Core",
 		Description: "The metadata of a record.",
-		Fields: graphql.Fields{
-			"id": str(func(_ *call, m *meta) any { return m.rec.ID }),
-			"created": str(func(_ *call, m *meta) any {
-				if m.hideCreated {
-					return nil
-				}
-				return formatTime(m.rec.Created)
-			}),
-			"updated": str(func(_ *call, m *meta) any { return formatTime(m.rec.Updated) }),
-			"trashed": str(func(_ *call, m *meta) any {
-				if m.rec.Trashed == nil {
-					return nil
-				}
-				return formatTime(*m.rec.Trashed)
-			}),
-			"createdBy":        str(func(_ *call, m *meta) any { return nullable(m.rec.CreatedBy) }),
-			"impl":             str(func(_ *call, m *meta) any { return nullable(m.rec.Impl) }),
-			"app":              str(func(c *call, _ *meta) any { return c.Instance.App }),
-			"release":          str(func(c *call, _ *meta) any { return c.Release.Name }),
-			"instance":         str(func(c *call, _ *meta) any { return c.Instance.Domain }),
-			"publisherRealm":   str(publisher(0)),
-			"publisherApp":     str(publisher(1)),
-			"publisherRelease": str(publisher(2)),
-			"instanceId":       str(func(c *call, _ *meta) any { return c.Instance.ID }),
-		},
+		Fields:      fields,
 	})
 }
 

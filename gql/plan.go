@@ -69,7 +69,7 @@ type opCache struct {
 
 // get returns the compiled operation opName of doc, compiling it on first
 // use.
-func (c *opCache) get(schema *graphql.Schema, doc *ast.Document, opName string) *opPlan {
+func (c *opCache) get(schema *graphql.Schema, direct directFields, doc *ast.Document, opName string) *opPlan {
 	if m := c.ops.Load(); m != nil {
 		if p, ok := (*m)[opName]; ok {
 			return p
@@ -83,7 +83,7 @@ func (c *opCache) get(schema *graphql.Schema, doc *ast.Document, opName string) 
 			return p
 		}
 	}
-	p := newOpPlan(schema, doc, opName)
+	p := newOpPlan(schema, direct, doc, opName)
 	if old != nil && len(*old) >= maxOperations {
 		return p // a client naming ever new operations: not kept
 	}
@@ -105,6 +105,7 @@ type opPlan struct {
 	fallback string
 
 	schema    *graphql.Schema
+	direct    directFields
 	op        *ast.OperationDefinition
 	fragments map[string]*ast.FragmentDefinition
 	// defs are the fragments as graphql-go hands them to resolvers
@@ -164,6 +165,9 @@ type fieldPlan struct {
 	args    map[string]any
 	argSlot int
 	typ     *typePlan
+	// direct reads the field's value without its resolver (plan_direct.go);
+	// nil for most fields.
+	direct directFn
 	// nonNullMsg and iterMsg are graphql-go's messages for a null on a
 	// non-null position and a list value that is not a list.
 	nonNullMsg, iterMsg string
@@ -216,8 +220,8 @@ func (t *typePlan) abstract() graphql.Abstract {
 }
 
 // newOpPlan selects and prepares the operation opName of doc.
-func newOpPlan(schema *graphql.Schema, doc *ast.Document, opName string) *opPlan {
-	p := &opPlan{schema: schema, fragments: map[string]*ast.FragmentDefinition{}, defs: map[string]ast.Definition{}}
+func newOpPlan(schema *graphql.Schema, direct directFields, doc *ast.Document, opName string) *opPlan {
+	p := &opPlan{schema: schema, direct: direct, fragments: map[string]*ast.FragmentDefinition{}, defs: map[string]ast.Definition{}}
 	var op *ast.OperationDefinition
 	for _, d := range doc.Definitions {
 		switch d := d.(type) {

@@ -246,6 +246,7 @@ func (c *compiler) field(rt *graphql.Object, g *group) *fieldPlan {
 		f.typename = rt.Name()
 		return f
 	}
+	f.direct = c.op.direct.lookup(rt.Name(), name)
 	if f.resolve == nil {
 		f.resolve = graphql.DefaultResolveFn
 	}

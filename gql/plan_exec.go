@@ -56,6 +56,8 @@ type executor struct {
 	args []map[string]any
 	// root is the source of root fields: graphql-go passes an empty map.
 	root map[string]any
+	// c is the request's call, read from ctx by the first direct field.
+	c *call
 }
 
 var executors = sync.Pool{New: func() any { return &executor{chunk: -1} }}
@@ -179,6 +181,9 @@ func (e *executor) field(f *fieldPlan, src any, parent *graphql.ResponsePath, fi
 	}
 	if f.typename != "" {
 		e.buf = appendString(e.buf, f.typename)
+		return true
+	}
+	if f.direct != nil && e.direct(f, src) {
 		return true
 	}
 	path := e.path(parent, f.keyAny)
@@ -314,41 +319,48 @@ func (e *executor) complete(f *fieldPlan, t *typePlan, info *graphql.ResolveInfo
 // scalar appends a scalar; the built-in scalars' usual Go types are
 // written directly (their Serialize would return them unchanged).
 func (e *executor) scalar(t *typePlan, v any) int {
-	switch t.fast {
+	if b, ok := appendFast(e.buf, t.fast, v); ok {
+		e.buf = b
+		return wroteData
+	}
+	if x, ok := v.(float64); ok && t.fast == fastFloat && x == x {
+		return e.leaf(v) // an infinity: leaf records the error
+	}
+	return e.leaf(t.scalar.Serialize(v))
+}
+
+// appendFast appends a built-in scalar's value of its usual Go type, as
+// its Serialize would return it; false for anything else (and for a float
+// JSON cannot carry).
+func appendFast(buf []byte, fast int, v any) ([]byte, bool) {
+	switch fast {
 	case fastString:
 		if s, ok := v.(string); ok {
-			e.buf = appendString(e.buf, s)
-			return wroteData
+			return appendString(buf, s), true
 		}
 	case fastInt:
 		switch x := v.(type) {
 		case int64:
 			if x >= -1<<31 && x <= 1<<31-1 {
-				e.buf = appendInt(e.buf, x)
-				return wroteData
+				return appendInt(buf, x), true
 			}
 		case int:
 			if x >= -1<<31 && x <= 1<<31-1 {
-				e.buf = appendInt(e.buf, int64(x))
-				return wroteData
+				return appendInt(buf, int64(x)), true
 			}
 		}
 	case fastFloat:
 		if x, ok := v.(float64); ok && x == x {
-			b, err := appendFloat(e.buf, x, 64)
-			if err != nil {
-				return e.leaf(v) // records the error
+			if b, err := appendFloat(buf, x, 64); err == nil {
+				return b, true
 			}
-			e.buf = b
-			return wroteData
 		}
 	case fastBoolean:
 		if x, ok := v.(bool); ok {
-			e.buf = appendBool(e.buf, x)
-			return wroteData
+			return appendBool(buf, x), true
 		}
 	}
-	return e.leaf(t.scalar.Serialize(v))
+	return buf, false
 }
 
 // leaf appends a serialized leaf value, null when it is nullish.

@@ -221,7 +221,7 @@ func runCompiled(t *testing.T, s *graphql.Schema, doc *ast.Document, op string, 
 	st := &zooState{}
 	ctx := context.WithValue(context.Background(), zooKey{}, st)
 	var c opCache
-	p := c.get(s, doc, op)
+	p := c.get(s, nil, doc, op)
 	if p.fallback != "" {
 		return zooRun{}
 	}
@@ -418,7 +418,7 @@ func TestPlanFallback(t *testing.T) {
 		{`query A { err }`, "C", "no operation to run"},
 	} {
 		var c opCache
-		p := c.get(s, mustParse(t, s, tc.doc), tc.op)
+		p := c.get(s, nil, mustParse(t, s, tc.doc), tc.op)
 		if p.fallback != tc.want {
 			t.Errorf("%s: fallback %q, want %q", tc.doc, p.fallback, tc.want)
 		}
@@ -426,7 +426,7 @@ func TestPlanFallback(t *testing.T) {
 	// One plan per combination of @skip/@include variables.
 	doc := mustParse(t, s, `query($a: Boolean!, $b: Boolean!) { person(id: 1) { name @skip(if: $a) nick @include(if: $b) } }`)
 	var c opCache
-	p := c.get(s, doc, "")
+	p := c.get(s, nil, doc, "")
 	seen := map[*plan]bool{}
 	for _, vars := range []map[string]any{{"a": false, "b": false}, {"a": true, "b": false}, {"a": false, "b": true}, {"a": true, "b": true}, {"a": true, "b": false}} {
 		seen[p.planFor(vars)] = true

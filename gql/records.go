@@ -30,7 +30,7 @@ func (b *builder) recordObject(t *schema.Type) *graphql.Object {
 				if f.Hidden {
 					continue
 				}
-				fields[f.Name] = b.recordField(f)
+				fields[f.Name] = b.recordField(t.Name, f)
 			}
 			return fields
 		}),
@@ -38,7 +38,7 @@ func (b *builder) recordObject(t *schema.Type) *graphql.Object {
 }
 
 // recordField returns the output field of a record's field.
-func (b *builder) recordField(f *schema.Field) *graphql.Field {
+func (b *builder) recordField(typ string, f *schema.Field) *graphql.Field {
 	name := f.Name
 	out := &graphql.Field{
 		Type:        wrap(b.named(f.Type), f.List, false, f.ElemNonNull),
@@ -81,6 +81,13 @@ func (b *builder) recordField(f *schema.Field) *graphql.Field {
 		out.Resolve = func(p graphql.ResolveParams) (any, error) {
 			return p.Source.(*node).rec.Fields[name], nil
 		}
+		b.direct.add(typ, name, func(_ *call, src any) (any, bool) {
+			n, ok := src.(*node)
+			if !ok {
+				return nil, false
+			}
+			return n.rec.Fields[name], true
+		})
 	}
 	return out
 }

@@ -1,0 +1,37 @@
+package gql
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/corehq/core/schema"
+)
+
+// TestDirectFields checks which fields the builder registers as direct:
+// a record's stored fields and the metadata, not references (they read
+// the store) nor root fields.
+func TestDirectFields(t *testing.T) {
+	sdl, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "bookstore.graphql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := schema.Parse(string(sdl), schema.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Build(m, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"Book.title", "Book.price", "Book.tags", "Book.meta", "Core.id", "Core.created", "Core.instance"} {
+		if s.direct[f] == nil {
+			t.Errorf("%s is not direct", f)
+		}
+	}
+	for _, f := range []string{"Author.booklist", "Author.bestbook", "Book.core", "Query.find", "Query.get", "PageInfo.nextOffsets"} {
+		if s.direct[f] != nil {
+			t.Errorf("%s is direct; it must run its resolver", f)
+		}
+	}
+}
