@@ -95,14 +95,23 @@ func BenchmarkFindFirst25PriceOver50SortedDesc(b *testing.B) {
 }
 
 // BenchmarkFindNextOffsets is what a page's nextOffsets asks: the ids of
-// the next 101 records of `price > 50` after a cursor, ids only.
-func BenchmarkFindNextOffsets(b *testing.B) {
+// the next 101 records of `price > 50` after a cursor, ids only, computed
+// (as after a write: the id cache is invalidated each time).
+func BenchmarkFindNextOffsets(b *testing.B) { benchNextOffsets(b, false) }
+
+// BenchmarkFindNextOffsetsCached is the same served from the id cache.
+func BenchmarkFindNextOffsetsCached(b *testing.B) { benchNextOffsets(b, true) }
+
+func benchNextOffsets(b *testing.B, cached bool) {
 	s := benchBooks(b)
 	pq := itemQuery(b, "bench", "price > 50")
 	q := &store.Query{Type: "Book", Filter: pq.Filter, After: itemID(100), Limit: 101, IDsOnly: true}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
+		if !cached {
+			s.ids.written()
+		}
 		recs, err := s.Find(ctx, "bench", q)
 		if err != nil {
 			b.Fatal(err)
