@@ -2,6 +2,7 @@ package gql
 
 import (
 	"github.com/graphql-go/graphql"
+	"time"
 
 	"github.com/corehq/core/store"
 )
@@ -40,19 +41,34 @@ func newCoreObject(direct directFields) *graphql.Object {
 		}
 	}
 	str("id", func(_ *call, m *meta) any { return m.rec.ID })
-	str("created", func(_ *call, m *meta) any {
+	// A timestamp's direct read is a pointer into the record (boxing it
+	// allocates nothing); the executor appends it with appendTime.
+	stamp := func(name string, get func(m *meta) *time.Time) {
+		str(name, func(_ *call, m *meta) any {
+			if t := get(m); t != nil {
+				return formatTime(*t)
+			}
+			return nil
+		})
+		direct.add("Core", name, func(_ *call, src any) (any, bool) {
+			m, _ := src.(*meta)
+			if m == nil {
+				return nil, false
+			}
+			if t := get(m); t != nil {
+				return t, true
+			}
+			return nil, true
+		})
+	}
+	stamp("created", func(m *meta) *time.Time {
 		if m.hideCreated {
 			return nil
 		}
-		return formatTime(m.rec.Created)
+		return &m.rec.Created
 	})
-	str("updated", func(_ *call, m *meta) any { return formatTime(m.rec.Updated) })
-	str("trashed", func(_ *call, m *meta) any {
-		if m.rec.Trashed == nil {
-			return nil
-		}
-		return formatTime(*m.rec.Trashed)
-	})
+	stamp("updated", func(m *meta) *time.Time { return &m.rec.Updated })
+	stamp("trashed", func(m *meta) *time.Time { return m.rec.Trashed })
 	str("createdBy", func(_ *call, m *meta) any { return nullable(m.rec.CreatedBy) })
 	str("impl", func(_ *call, m *meta) any { return nullable(m.rec.Impl) })
 	str("app", func(c *call, _ *meta) any { return c.Instance.App })

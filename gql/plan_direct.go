@@ -1,5 +1,7 @@
 package gql
 
+import "time"
+
 // Direct fields. Most leaves of an answer are a record's stored field or
 // a piece of its metadata: a pure read of the source, never an error.
 // The builder registers such fields with a directFn that reads the value
@@ -15,7 +17,8 @@ package gql
 
 // directFn reads a direct field's value from its source; ok is false when
 // the source is not what the field expects (the resolver's path then
-// reports it).
+// reports it). A *time.Time stands for the timestamp the resolver formats
+// with formatTime.
 type directFn func(c *call, src any) (v any, ok bool)
 
 // directFields are a schema's direct fields by "Type.field".
@@ -53,6 +56,13 @@ func (e *executor) direct(f *fieldPlan, src any) bool {
 	}
 	if t.kind != kindScalar {
 		return false
+	}
+	if ts, ok := v.(*time.Time); ok { // a timestamp, as formatTime writes it
+		if t.fast != fastString {
+			return false
+		}
+		e.buf = append(appendTime(append(e.buf, '"'), *ts), '"')
+		return true
 	}
 	b, ok := appendFast(e.buf, t.fast, v)
 	if ok {

@@ -13,23 +13,27 @@ import (
 // fixed width so that the text sorts chronologically.
 const timeLayout = "2006-01-02T15:04:05.000Z"
 
-// formatTime renders t in timeLayout, its digits written directly:
-// several timestamps of every record read are formatted.
+// formatTime renders t in timeLayout (see appendTime).
 func formatTime(t time.Time) string {
+	var b [len(timeLayout)]byte
+	return string(appendTime(b[:0], t))
+}
+
+// appendTime appends t in timeLayout, its digits written directly:
+// several timestamps of every record read are written.
+func appendTime(buf []byte, t time.Time) []byte {
 	t = t.UTC()
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
-		return t.Format(timeLayout)
+		return t.AppendFormat(buf, timeLayout)
 	}
 	hour, minute, sec := t.Clock()
 	ms := t.Nanosecond() / 1e6
-	b := [len(timeLayout)]byte{
-		byte('0' + year/1000), byte('0' + year/100%10), byte('0' + year/10%10), byte('0' + year%10), '-',
-		byte('0' + month/10), byte('0' + month%10), '-', byte('0' + day/10), byte('0' + day%10), 'T',
-		byte('0' + hour/10), byte('0' + hour%10), ':', byte('0' + minute/10), byte('0' + minute%10), ':',
-		byte('0' + sec/10), byte('0' + sec%10), '.', byte('0' + ms/100), byte('0' + ms/10%10), byte('0' + ms%10), 'Z',
-	}
-	return string(b[:])
+	return append(buf,
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+month/10), byte('0'+month%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
 // parseTime accepts RFC 3339 timestamps (with any fraction and offset) and
