@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
 )
 
@@ -194,6 +196,24 @@ func TestFunctionLogRoute(t *testing.T) {
 	}
 	if got := read("/instances/shop.test/logs"); len(got) != 0 {
 		t.Errorf("after DELETE: %v", got)
+	}
+
+	// Deleting the instance takes its function log with it.
+	if _, err := js.Invoke(context.Background(), fn.Invocation{App: "shop", Name: "talk", Version: "v1",
+		Args: map[string]any{"who": "cy"}, Caller: fn.Caller{InstanceID: inst.ID, Domain: inst.Domain}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.logs.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Store.GetDoc(context.Background(), "function-log", inst.ID); err != nil {
+		t.Fatalf("the function log after a call: %v", err)
+	}
+	if status, body := s.Admin(http.MethodDelete, "/instances/shop.test", nil); status != 200 {
+		t.Fatalf("DELETE the instance answered %d %s", status, dump(body))
+	}
+	if _, err := s.Store.GetDoc(context.Background(), "function-log", inst.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the function log after the instance was deleted: %v, want ErrNotFound", err)
 	}
 }
 

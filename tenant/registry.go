@@ -54,6 +54,10 @@ type Registry struct {
 	process    string            // this registry's key among the version marks
 	seen       map[string]string // the marks as of the last load
 	bumpFailed bool              // the last mark was not written
+
+	// onDelete clean up after a deleted instance (OnDelete); set before
+	// serving, read under mu.
+	onDelete []func(ctx context.Context, instanceID string) error
 }
 
 // state is one immutable snapshot: maps are never changed once published.
@@ -569,8 +573,19 @@ func (r *Registry) RotateToken(ctx context.Context, domain string) (*Instance, s
 	return next, token, nil
 }
 
+// OnDelete registers f to run when this registry deletes an instance,
+// after its records are dropped: for per-instance state the store keeps
+// outside the records (cmd/ registers the function log's Clear). Register
+// before serving.
+func (r *Registry) OnDelete(f func(ctx context.Context, instanceID string) error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.onDelete = append(r.onDelete, f)
+}
+
 // DeleteInstance removes an instance: its document first (so it stops
-// serving), then every record it holds. It returns the removed instance.
+// serving), then every record it holds, then what the OnDelete functions
+// clean up. It returns the removed instance.
 func (r *Registry) DeleteInstance(ctx context.Context, domain string) (*Instance, error) {
 	domain = NormalizeDomain(domain)
 	r.mu.Lock()
@@ -591,6 +606,11 @@ func (r *Registry) DeleteInstance(ctx context.Context, domain string) (*Instance
 	// unreachable; the error still reports them.
 	if err := r.st.DropInstance(context.WithoutCancel(ctx), inst.ID); err != nil {
 		return nil, fmt.Errorf("tenant: instance %s removed, but dropping its records failed: %w", domain, err)
+	}
+	for _, f := range r.onDelete {
+		if err := f(context.WithoutCancel(ctx), inst.ID); err != nil {
+			return nil, fmt.Errorf("tenant: instance %s removed, but cleaning up after it failed: %w", domain, err)
+		}
 	}
 	return inst, nil
 }

@@ -720,6 +720,42 @@ func TestDeleteInstance(t *testing.T) {
 	}
 }
 
+// TestOnDelete checks that the OnDelete functions run once per deleted
+// instance, after its records are gone, and that a failure is reported
+// while the instance stays deleted.
+func TestOnDelete(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	h.putRelease("v1", bookstoreSDL)
+	a, _ := h.create("a.test", "v1")
+	b, _ := h.create("b.test", "v1")
+	var cleaned []string
+	h.reg.OnDelete(func(ctx context.Context, id string) error {
+		if _, err := h.st.Get(ctx, id, "Account", a.AdminAccountID); id == a.ID && !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("OnDelete ran before the records were dropped: %v", err)
+		}
+		cleaned = append(cleaned, id)
+		if id == b.ID {
+			return errors.New("the log is gone already")
+		}
+		return nil
+	})
+	if _, err := h.reg.DeleteInstance(ctx, "a.test"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.reg.DeleteInstance(ctx, "b.test")
+	if err == nil || !strings.Contains(err.Error(), "the log is gone already") {
+		t.Errorf("a failing OnDelete: %v, want its error", err)
+	}
+	if _, ok := h.reg.Lookup("b.test"); ok {
+		t.Error("b.test is served after its deletion failed to clean up")
+	}
+	if diff := cmp.Diff([]string{a.ID, b.ID}, cleaned); diff != "" {
+		t.Errorf("cleaned (-want +got):\n%s", diff)
+	}
+}
+
 func TestLookupIsLockFreeAndAllocationFree(t *testing.T) {
 	// Not parallel: AllocsPerRun refuses to run in a parallel test.
 	h := newHarness(t)

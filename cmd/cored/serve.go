@@ -122,7 +122,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	defer fns.close(log) // before the store closes: the function logs flush into it
+	defer fns.close(log)         // before the store closes: the function logs flush into it
+	reg.OnDelete(fns.logs.Clear) // a deleted instance's function log goes with it
 	imgs, runtime, err := newImages(ctx, st, fns, hash, f.gateway, log)
 	if err != nil {
 		return err

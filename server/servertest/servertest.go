@@ -146,6 +146,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	t.Cleanup(func() { stopWatch(); <-watched }) // runs before the store closes
 	accounts := auth.NewAccounts([]byte("servertest session secret, 32 bytes or more"))
 	packages, logs := fn.NewPackages(st, fn.DefaultPackagesConfig()), fn.NewLog(st, fn.DefaultLogConfig())
+	reg.OnDelete(logs.Clear) // as cmd/cored does
 	runtime, err := fn.NewJS(o.fnCfg, packages, logs)
 	if err != nil {
 		t.Fatalf("servertest: starting the function runtime: %v", err)
