@@ -2,6 +2,7 @@ package gql
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/graphql-go/graphql"
 
@@ -106,6 +107,8 @@ func (b *builder) build() (graphql.Schema, error) {
 	for _, o := range b.objects {
 		extra = append(extra, o)
 	}
+	buildMu.Lock()
+	defer buildMu.Unlock()
 	s, err := graphql.NewSchema(graphql.SchemaConfig{Query: query, Mutation: mutation, Types: extra})
 	if err != nil {
 		return graphql.Schema{}, fmt.Errorf("gql: build schema: %w", err)
@@ -114,10 +117,18 @@ func (b *builder) build() (graphql.Schema, error) {
 	return s, nil
 }
 
+// buildMu runs one schema build (graphql.NewSchema and warm) at a time.
+// Every schema's type map holds graphql-go's introspection types
+// (__Type, __TypeKind, …), package globals whose lazy parts are built on
+// first use; two builds warming them at once raced (go test -race, two
+// releases compiled in parallel: an evicted release rebuilt while another
+// is uploaded). Builds are rare; requests never take it.
+var buildMu sync.Mutex
+
 // warm resolves every lazily built part of the schema once, before it is
 // shared: graphql-go builds enum lookups and field thunks on first use and
 // concurrent first use races (LIBRARIES.md). Afterwards the schema is
-// read-only.
+// read-only. Call it with buildMu held.
 func warm(s *graphql.Schema) {
 	for _, t := range s.TypeMap() {
 		switch t := t.(type) {
