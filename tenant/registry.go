@@ -138,10 +138,10 @@ func docOf(inst *Instance) instanceDoc {
 // Load reads every release and instance from the store, compiles each
 // release once (keeping the compiled schemas within the bound) and
 // declares each instance's record types to the store. It replaces
-// whatever the registry held. A stored release that no longer compiles,
-// or an instance whose release is missing, fails Load with an error
-// naming it.
-func (r *Registry) Load(ctx context.Context) (err error) {
+// whatever the registry held (reusing what did not change, as a refresh
+// does). A stored release that no longer compiles, or an instance whose
+// release is missing, fails Load with an error naming it.
+func (r *Registry) Load(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// The marks first: a change made while loading shows as a new mark.
@@ -149,64 +149,9 @@ func (r *Registry) Load(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	relDocs, err := r.st.ListDocs(ctx, docRelease)
-	if err != nil {
-		return fmt.Errorf("tenant: loading releases: %w", err)
+	if err := r.reload(ctx); err != nil {
+		return err
 	}
-	instDocs, err := r.st.ListDocs(ctx, docInstance)
-	if err != nil {
-		return fmt.Errorf("tenant: loading instances: %w", err)
-	}
-	old := r.state.Load()
-	s := &state{releases: make(map[string]*Release, len(relDocs)), instances: make(map[string]*Instance, len(instDocs))}
-	defer func() {
-		if err != nil {
-			r.compiled.retire(s.releases, old.releases) // built in vain
-		}
-	}()
-	specs := map[*Release][]store.TypeSpec{}
-	for _, key := range slices.Sorted(maps.Keys(relDocs)) {
-		var d releaseDoc
-		if err := json.Unmarshal(relDocs[key], &d); err != nil {
-			return fmt.Errorf("tenant: release %s: decoding: %w", key, err)
-		}
-		rel, err := r.build(d.App, d.Release, d.Realm, d.Schema)
-		if err != nil {
-			return fmt.Errorf("tenant: release %s no longer compiles: %w", key, err)
-		}
-		s.releases[key] = rel
-		specs[rel] = Specs(rel.Model)
-	}
-	for _, key := range slices.Sorted(maps.Keys(instDocs)) {
-		var d instanceDoc
-		if err := json.Unmarshal(instDocs[key], &d); err != nil {
-			return fmt.Errorf("tenant: instance %s: decoding: %w", key, err)
-		}
-		rel := s.releases[releaseKey(d.App, d.Release)]
-		if rel == nil {
-			return fmt.Errorf("tenant: instance %s runs release %s/%s, which is not stored", key, d.App, d.Release)
-		}
-		inst := &Instance{
-			ID:             d.ID,
-			Domain:         d.Domain,
-			App:            d.App,
-			AdminAccountID: d.AdminAccountID,
-			Settings:       d.Settings,
-			Created:        d.Created,
-		}
-		hash, err := hex.DecodeString(d.TokenHash)
-		if err != nil || len(hash) != len(inst.TokenHash) {
-			return fmt.Errorf("tenant: instance %s: malformed token hash", key)
-		}
-		copy(inst.TokenHash[:], hash)
-		inst.SetRelease(rel)
-		if err := r.st.Declare(ctx, inst.ID, specs[rel]); err != nil {
-			return fmt.Errorf("tenant: instance %s: declaring its types: %w", key, err)
-		}
-		s.instances[d.Domain] = inst
-	}
-	r.state.Store(s)
-	r.compiled.retire(old.releases, s.releases)
 	r.startMarks(ctx, marks)
 	r.loaded.Store(true)
 	return nil

@@ -131,10 +131,7 @@ func (e *exec) decode(id string, v []byte) (*store.Record, error) {
 	if e.probing {
 		return decodeFields(e.q.Type, id, v, nil, e.only)
 	}
-	if e.names == nil {
-		e.names = names{}
-	}
-	return decodeRecordNames(e.q.Type, id, v, e.names)
+	return e.decodeFull(id, v)
 }
 
 // bare returns a record of the query's type with only an id, from a slab
