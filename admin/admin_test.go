@@ -299,8 +299,8 @@ func TestSharedCompiledSchema(t *testing.T) {
 	env.CreateInstance("b.test", "bookstore", "v1", tenant.Settings{})
 	a, _ := env.Registry.Lookup("a.test")
 	b, _ := env.Registry.Lookup("b.test")
-	ca, errA := a.Release().Compiled()
-	cb, errB := b.Release().Compiled()
+	ca, errA := env.Engine.Schema(a.Release())
+	cb, errB := env.Engine.Schema(b.Release())
 	if errA != nil || errB != nil || ca != cb {
 		t.Fatalf("two instances of one release hold different compiled schemas (%v, %v)", errA, errB)
 	}

@@ -3,9 +3,6 @@ package admin
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"net/http"
 
 	"github.com/labstack/echo/v4"
 
@@ -17,12 +14,9 @@ import (
 // anything else is BAD_REQUEST naming the problem, and a body over the
 // server's limit is TOO_LARGE.
 func decode(c echo.Context, v any) error {
-	b, err := io.ReadAll(c.Request().Body)
+	b, err := errcode.ReadBody(c.Request(), 0)
 	if err != nil {
-		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			return errcode.Wrap(errcode.TooLarge, err, "request body is larger than %d bytes", mbe.Limit)
-		}
-		return errcode.Wrap(errcode.BadRequest, err, "reading the request body failed")
+		return err
 	}
 	trimmed := bytes.TrimSpace(b)
 	if len(trimmed) == 0 {

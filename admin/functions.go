@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -79,12 +78,9 @@ func listView(i fn.Info) fn.Info {
 // and what was done; 400 naming what is wrong with the package; 413 when
 // it is too large.
 func (f *Functions) publish(c echo.Context) error {
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := errcode.ReadBody(c.Request(), 0)
 	if err != nil {
-		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			return errcode.Wrap(errcode.TooLarge, err, "the package is larger than the server's body limit of %d bytes", mbe.Limit)
-		}
-		return errcode.Wrap(errcode.BadRequest, err, "reading the request body failed")
+		return err
 	}
 	info, res, err := f.pk.Publish(c.Request().Context(), c.Param("app"), c.Param("name"), c.Param("version"), body)
 	if err != nil {

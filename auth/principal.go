@@ -1,7 +1,5 @@
 package auth
 
-import "context"
-
 // Kind is who is calling.
 type Kind int
 
@@ -22,17 +20,4 @@ type Principal struct {
 	AccountID string
 	// Session is the session id of a User's token.
 	Session string
-}
-
-type ctxKey struct{}
-
-// WithPrincipal returns ctx carrying the caller.
-func WithPrincipal(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, ctxKey{}, p)
-}
-
-// FromContext returns the caller of a request (Anonymous when unset).
-func FromContext(ctx context.Context) Principal {
-	p, _ := ctx.Value(ctxKey{}).(Principal)
-	return p
 }

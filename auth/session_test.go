@@ -8,7 +8,6 @@ import (
 
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/bolt"
-	"github.com/corehq/core/tenant"
 )
 
 func TestSessionTokens(t *testing.T) {
@@ -102,7 +101,7 @@ func BenchmarkAuthenticateSession(b *testing.B) {
 		b.Fatal(err)
 	}
 	a := NewAccounts([]byte("a secret of thirty-two bytes, ok"))
-	inst := &tenant.Instance{ID: "inst1"}
+	inst := Instance{ID: "inst1"}
 	token, _ := a.Sessions.Issue("inst1", "acct1", a.Now(), time.Hour)
 	b.ReportAllocs()
 	b.ResetTimer()

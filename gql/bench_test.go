@@ -35,12 +35,12 @@ func benchEnv(b *testing.B, n int) (*Schema, Env) {
 	}
 	b.Cleanup(func() { st.Close() })
 	inst := &tenant.Instance{ID: "inst1", Domain: "bench.test", App: "bookstore", AdminAccountID: "admin"}
-	rel := tenant.NewRelease("bookstore", "v1", "main", m.SDL, s)
+	rel := &tenant.Release{App: "bookstore", Name: "v1", Realm: "main", SDL: m.SDL, Model: m}
 	inst.SetRelease(rel)
 	if err := st.Declare(context.Background(), inst.ID, tenant.Specs(m)); err != nil {
 		b.Fatal(err)
 	}
-	env := Env{Store: st, Instance: inst, Release: rel, Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: "admin"},
+	env := Env{Store: st, Instance: inst, Release: rel, Schema: s, Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: "admin"},
 		Accounts: auth.NewAccounts([]byte("bench session secret of 32 bytes!!")), ClientIP: "127.0.0.1"}
 	for start := 1; start <= n; start += 500 {
 		var books []any

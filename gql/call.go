@@ -16,10 +16,12 @@ import (
 // loaded when it started (it finishes on that one even if the instance
 // moves on), the caller, and the store.
 type Env struct {
-	Store     store.Store
-	Accounts  *auth.Accounts
-	Instance  *tenant.Instance
-	Release   *tenant.Release
+	Store    store.Store
+	Accounts *auth.Accounts
+	Instance *tenant.Instance
+	Release  *tenant.Release
+	// Schema is the release's compiled schema, which the request runs on.
+	Schema    *Schema
 	Principal auth.Principal
 	// ClientIP is the caller's address, for login throttling.
 	ClientIP string

@@ -4,7 +4,6 @@ import (
 	"github.com/graphql-go/graphql"
 
 	"github.com/corehq/core/schema"
-	"github.com/corehq/core/tenant"
 )
 
 // Schema is a release's compiled executable schema, shared by every
@@ -40,9 +39,4 @@ func Build(m *schema.Model, cfg Config) (*Schema, error) {
 		wrapResolvers(&g, b.direct)
 	}
 	return &Schema{model: m, cfg: cfg, gql: g, docs: newDocCache(cfg.DocumentCacheSize), direct: b.direct}, nil
-}
-
-// Compiler returns the tenant.Compiler that builds Schemas with cfg.
-func Compiler(cfg Config) tenant.Compiler {
-	return func(m *schema.Model) (tenant.Compiled, error) { return Build(m, cfg) }
 }

@@ -319,12 +319,12 @@ func newBookstoreFixture(t testing.TB) *bookstore {
 	}
 	t.Cleanup(func() { st.Close() })
 	inst := &tenant.Instance{ID: "inst1", Domain: "diff.test", App: "bookstore", AdminAccountID: "admin"}
-	rel := tenant.NewRelease("bookstore", "v1", "main", m.SDL, bs.compiled)
+	rel := &tenant.Release{App: "bookstore", Name: "v1", Realm: "main", SDL: m.SDL, Model: m}
 	inst.SetRelease(rel)
 	if err := st.Declare(context.Background(), inst.ID, tenant.Specs(m)); err != nil {
 		t.Fatal(err)
 	}
-	bs.env = Env{Store: st, Instance: inst, Release: rel, Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: "admin"},
+	bs.env = Env{Store: st, Instance: inst, Release: rel, Schema: bs.compiled, Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: "admin"},
 		Accounts: auth.NewAccounts([]byte("differential secret of 32 bytes!!!")), ClientIP: "127.0.0.1"}
 	var books, authors []any
 	for j := 1; j <= 30; j++ {

@@ -53,11 +53,11 @@ func benchHTTP(b *testing.B, reference bool, query string, vars map[string]any) 
 	}
 	if reference {
 		inst, _ := env.Registry.Lookup("bench.test")
-		compiled, err := inst.Release().Compiled()
+		s, err := env.Engine.Schema(inst.Release())
 		if err != nil {
 			b.Fatal(err)
 		}
-		gql.UseReferenceOnly(compiled.(*gql.Schema))
+		gql.UseReferenceOnly(s)
 	}
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	h := env.Server.Handler()

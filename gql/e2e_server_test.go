@@ -133,7 +133,7 @@ func TestConcurrentFirstUse(t *testing.T) {
 }
 
 // TestEvictedReleaseAnswers bounds the compiled schemas to one: a release
-// published later evicts the instance's, and the instance still answers
+// published and compiled later evicts the instance's, and the instance still answers
 // GraphQL and REST, on its release compiled again from the model.
 func TestEvictedReleaseAnswers(t *testing.T) {
 	t.Parallel()
@@ -143,14 +143,18 @@ func TestEvictedReleaseAnswers(t *testing.T) {
 	if !ok {
 		t.Fatal("no release v1")
 	}
-	before, err := rel.Compiled()
+	before, err := c.env.Engine.Schema(rel)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	c.env.Registry.SetCompiledLimit(1)
+	c.env.Engine.SetSchemaLimit(1)
 	c.env.PutRelease("bookstore", "v2", bookstoreSDL(t)+"\ntype Shelf { label: String }\n")
-	if n := c.env.Registry.CompiledCount(); n != 1 {
+	v2, _ := c.env.Registry.Release("bookstore", "v2")
+	if _, err := c.env.Engine.Schema(v2); err != nil { // as a request of an instance of v2 would
+		t.Fatal(err)
+	}
+	if n := c.env.Engine.SchemaCount(); n != 1 {
 		t.Fatalf("%d releases compiled, want 1 (the bound)", n)
 	}
 
@@ -162,14 +166,14 @@ func TestEvictedReleaseAnswers(t *testing.T) {
 	if status != 200 || path(body, "data", "find", "edges", 0, "node", "title") != "Kept" {
 		t.Errorf("REST after eviction: %d %s", status, dump(body))
 	}
-	after, err := rel.Compiled()
+	after, err := c.env.Engine.Schema(rel)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if after == before {
 		t.Error("the release answered on the schema it had before eviction; want it compiled again")
 	}
-	if n := c.env.Registry.CompiledCount(); n != 1 {
+	if n := c.env.Engine.SchemaCount(); n != 1 {
 		t.Errorf("%d releases compiled after the rebuild, want 1", n)
 	}
 }

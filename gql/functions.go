@@ -106,6 +106,11 @@ func functionError(err error) error {
 // objects of a record type become records (so their fields and core
 // resolve as usual); everything else is served as is.
 func functionValue(f *schema.Field, m *schema.Model, v any) (any, error) {
+	if f.Type == "WebhookResponse" && !f.List {
+		if err := CheckWebhookResponse(v); err != nil {
+			return nil, errcode.Wrap(errcode.BadGateway, err, "%s", err)
+		}
+	}
 	if f.Kind != schema.KindRef || v == nil {
 		return v, nil
 	}

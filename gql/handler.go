@@ -1,67 +1,32 @@
 package gql
 
 import (
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
 
 	"github.com/graphql-go/graphql/language/ast"
 	"github.com/labstack/echo/v4"
-	"go.uber.org/zap"
 
-	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
-	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql/jsonvalue"
-	"github.com/corehq/core/store"
-	"github.com/corehq/core/tenant"
 )
 
-// Handler serves POST and GET /graphql for the instance the request's
-// core-domain names (resolved by tenant's middleware, the caller by
-// auth's, before it).
+// Handler is the /graphql door: GraphQL over HTTP, POST and GET, for the
+// instance the request's core-domain names. Engine.Resolve, the route's
+// middleware, has opened the request (instance, caller, schema); Serve
+// reads the request, runs it on the engine and writes the answer.
 type Handler struct {
-	store     store.Store
-	accounts  *auth.Accounts
-	log       *zap.Logger
-	functions fn.Runtime
+	engine *Engine
 }
 
-// HandlerOption configures a Handler.
-type HandlerOption func(*Handler)
+// NewHandler returns the /graphql door of engine.
+func NewHandler(engine *Engine) *Handler { return &Handler{engine: engine} }
 
-// WithFunctions lets the schemas' @fn fields run on rt.
-func WithFunctions(rt fn.Runtime) HandlerOption {
-	return func(h *Handler) { h.functions = rt }
+// Register mounts POST and GET /graphql on e, behind Engine.Resolve.
+func (h *Handler) Register(e *echo.Echo) {
+	e.POST("/graphql", h.Serve, h.engine.Resolve)
+	e.GET("/graphql", h.Serve, h.engine.Resolve)
 }
-
-// NewHandler returns the /graphql handler.
-func NewHandler(st store.Store, accounts *auth.Accounts, log *zap.Logger, opts ...HandlerOption) *Handler {
-	h := &Handler{store: st, accounts: accounts, log: log}
-	for _, o := range opts {
-		o(h)
-	}
-	return h
-}
-
-// Env returns the environment a request runs in: its instance, the
-// release it loaded (once: the request finishes on it), its caller and
-// client address. Every door that runs GraphQL builds its Env here.
-func (h *Handler) Env(c echo.Context) Env {
-	ctx := c.Request().Context()
-	return h.EnvFor(tenant.FromContext(ctx), auth.FromContext(ctx), auth.BearerToken(c.Request().Header.Get("authorization")), c.RealIP())
-}
-
-// EnvFor returns the environment of a request for inst by a caller who
-// sent token, loading the instance's release once.
-func (h *Handler) EnvFor(inst *tenant.Instance, p auth.Principal, token, clientIP string) Env {
-	return Env{Store: h.store, Accounts: h.accounts, Instance: inst, Release: inst.Release(),
-		Principal: p, ClientIP: clientIP, Token: token, Functions: h.functions}
-}
-
-// Log returns the handler's logger.
-func (h *Handler) Log() *zap.Logger { return h.log }
 
 // Serve answers one GraphQL-over-HTTP request: POST with a JSON body
 // {query, operationName, variables}, or GET with those as query
@@ -72,20 +37,14 @@ func (h *Handler) Serve(c echo.Context) error {
 		return errcode.Write(c, err)
 	}
 	ctx := c.Request().Context()
-	env := h.Env(c)
-	compiled, err := env.Release.Compiled()
-	if err != nil {
-		h.log.Error("compiling the release failed", zap.String("domain", env.Instance.Domain), zap.Error(err))
-		return errcode.Write(c, errcode.Wrap(errcode.Internal, err, "internal error"))
-	}
-	s, ok := compiled.(*Schema)
+	env, ok := EnvFrom(ctx)
 	if !ok {
 		return errcode.Write(c, errcode.New(errcode.Internal, "internal error"))
 	}
-	if c.Request().Method == http.MethodGet && isMutation(s, req) {
+	if c.Request().Method == http.MethodGet && isMutation(env.Schema, req) {
 		return errcode.Write(c, errcode.New(errcode.BadRequest, "mutations need POST"))
 	}
-	res := s.Run(ctx, env, h.log, req)
+	res := h.engine.Run(ctx, env, req)
 	defer res.Release()
 	if res.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(res.RetryAfter))
@@ -119,13 +78,9 @@ func readRequest(r *http.Request) (Request, error) {
 			req.Variables = vars
 		}
 	} else {
-		b, err := io.ReadAll(r.Body)
+		b, err := errcode.ReadBody(r, 0)
 		if err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				return req, errcode.New(errcode.TooLarge, "the request body is larger than %d bytes", tooLarge.Limit)
-			}
-			return req, errcode.Wrap(errcode.BadRequest, err, "reading the request body failed")
+			return req, err
 		}
 		x, err := jsonvalue.Decode(b, maxJSONDepth)
 		if err != nil {

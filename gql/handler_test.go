@@ -54,7 +54,7 @@ func TestReadRequest(t *testing.T) {
 		{"an array", post(`[{"query": "{ a }"}]`), Request{}, errcode.BadRequest,
 			"the body is not a GraphQL request: it must be a JSON object, not an array"},
 		{"an empty body", post(``), Request{}, errcode.BadRequest, "the body is not a GraphQL request: no JSON value"},
-		{"too large", capped, Request{}, errcode.TooLarge, "the request body is larger than 64 bytes"},
+		{"too large", capped, Request{}, errcode.TooLarge, "request body is larger than the limit of 64 bytes"},
 
 		{"GET", get(url.Values{"query": {"{ a }"}, "operationName": {"Q"}, "variables": {`{"n": 2, "l": [{"x": "y"}]}`}}),
 			Request{Query: "{ a }", OperationName: "Q", Variables: map[string]any{"n": 2.0, "l": []any{map[string]any{"x": "y"}}}}, "", ""},

@@ -1,13 +1,22 @@
 package gql
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/graphql-go/graphql"
+	"go.uber.org/zap"
 
+	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/schema"
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/arcql"
 )
 
 // CheckWebhookTarget reports whether a Webhook's query may point at a
@@ -49,6 +58,67 @@ func CheckWebhookSelection(sel string) error {
 	return nil
 }
 
+// UnusableResponse starts the message of an error about a webhook
+// function's response (CheckWebhookResponse), which the webhook door
+// passes on to the caller: it names the problem and holds nothing of the
+// function's internals.
+const UnusableResponse = "the webhook function's response is unusable: "
+
+// CheckWebhookResponse reports whether a webhook function's response
+// (a WebhookResponse as the function answered it, before GraphQL coerces
+// it) can be written as an HTTP response: status absent, null or an
+// integer from 100 to 599; headers absent, null or an object of string
+// values under valid header names, with no line breaks. It is checked
+// where the function answers, so that GraphQL's Int cannot turn "200" or
+// 200.5 into a status silently, and again by the door that writes it.
+func CheckWebhookResponse(v any) error {
+	res, ok := v.(map[string]any)
+	if !ok {
+		if v == nil {
+			return nil
+		}
+		return fmt.Errorf("%sit is %s, not an object", UnusableResponse, describe(v))
+	}
+	if s, ok := res["status"]; ok && s != nil {
+		n, ok := s.(float64)
+		if i, isInt := s.(int); isInt {
+			n, ok = float64(i), true
+		}
+		if !ok || n != float64(int(n)) || n < 100 || n > 599 {
+			return fmt.Errorf("%sstatus %s is not an HTTP status (an integer from 100 to 599)", UnusableResponse, describe(s))
+		}
+	}
+	switch hs := res["headers"].(type) {
+	case nil:
+	case map[string]any:
+		for _, name := range slices.Sorted(maps.Keys(hs)) {
+			value, ok := hs[name].(string)
+			switch {
+			case !ok:
+				return fmt.Errorf("%sheader %q is %s: header values must be strings", UnusableResponse, name, describe(hs[name]))
+			case !validHeaderName(name) || strings.ContainsAny(value, "\r\n\x00"):
+				return fmt.Errorf("%sheader %q is not a valid header", UnusableResponse, name)
+			}
+		}
+	default:
+		return fmt.Errorf("%sheaders must be an object of strings, not %s", UnusableResponse, describe(hs))
+	}
+	return nil
+}
+
+// validHeaderName reports whether s is an HTTP token.
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r >= 0x7f || r <= ' ' || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r) {
+			return false
+		}
+	}
+	return true
+}
+
 // checkWebhook validates a Webhook record input before it is saved, and
 // makes its `as` the saving account when a new webhook does not say.
 func (u *upserter) checkWebhook(p graphql.ResolveParams, obj map[string]any, set map[string]any, id, path string) error {
@@ -72,4 +142,105 @@ func (u *upserter) checkWebhook(p graphql.ResolveParams, obj map[string]any, set
 	}
 	set["as"] = u.c.Principal.AccountID
 	return nil
+}
+
+// Webhook answers of OpenWebhook. Not found is one answer for an unknown
+// domain or webhook, so that the two cannot be told apart; a webhook that
+// cannot run is the generic failure, its cause in the server's log.
+var (
+	errNoWebhook     = errcode.New(errcode.NotFound, "no such webhook")
+	errWebhookFailed = errcode.New(errcode.BadGateway, "the webhook function failed")
+)
+
+// WebhookFailed is the answer of a webhook whose function failed.
+func WebhookFailed() error { return errWebhookFailed }
+
+// OpenWebhook opens a call of the webhook name (its name, or its id when
+// it has none) of the instance on domain: it finds the Webhook record,
+// the document that runs the webhook's field with $payload, and the
+// environment that runs it, as the webhook's account (`as`, else its
+// creator) with a session token of that account lasting lifetime, which a
+// function may call back with. The instance must allow anonymous
+// requests. An unknown domain or webhook is NOT_FOUND; a misconfigured
+// webhook or an account that may not act is the generic failure
+// (WebhookFailed), its cause logged.
+func (e *Engine) OpenWebhook(ctx context.Context, domain, name, clientIP string, lifetime time.Duration) (Env, Request, error) {
+	inst, ok := e.instances.Lookup(domain)
+	if !ok {
+		return Env{}, Request{}, errNoWebhook
+	}
+	if !inst.Settings.AnonymousRequests {
+		return Env{}, Request{}, errcode.New(errcode.Forbidden, "this instance does not accept anonymous requests, which webhooks need")
+	}
+	env := e.env(inst, auth.Principal{}, clientIP)
+	hook, err := findWebhook(ctx, e.store, inst.ID, name)
+	if err != nil {
+		return Env{}, Request{}, err
+	}
+	if env.Schema, err = e.Schema(env.Release); err != nil {
+		e.log.Error("compiling the release failed", zap.String("domain", inst.Domain), zap.Error(err))
+		return Env{}, Request{}, err
+	}
+	doc, err := webhookDocument(env.Schema.Model(), hook)
+	if err != nil {
+		e.log.Warn("webhook misconfigured", zap.String("domain", inst.Domain), zap.String("webhook", hook.ID), zap.Error(err))
+		return Env{}, Request{}, errWebhookFailed
+	}
+	as, _ := hook.Fields["as"].(string)
+	if as == "" {
+		as = hook.CreatedBy
+	}
+	env.Principal, env.Token, err = e.accounts.SessionAs(ctx, e.store, keysOf(inst), as, lifetime)
+	if err != nil {
+		e.log.Warn("webhook account unusable", zap.String("domain", inst.Domain), zap.String("webhook", hook.ID), zap.Error(err))
+		return Env{}, Request{}, errWebhookFailed
+	}
+	return env, Request{Query: doc}, nil
+}
+
+// findWebhook returns the Webhook named name, or with that id.
+func findWebhook(ctx context.Context, st store.Store, inst, name string) (*store.Record, error) {
+	recs, err := st.Find(ctx, inst, &store.Query{
+		Type:   "Webhook",
+		Filter: &arcql.Compare{Path: arcql.Path{Parts: []string{"name"}}, Op: arcql.OpEq, Value: arcql.Value{Kind: arcql.KindString, Str: name}},
+		Limit:  1,
+	})
+	if err != nil {
+		return nil, errcode.Wrap(errcode.Unavailable, err, "the store is unavailable; try again")
+	}
+	if len(recs) == 1 {
+		return recs[0], nil
+	}
+	r, err := st.Get(ctx, inst, "Webhook", name)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || (err == nil && (r.Trashed != nil || r.Fields["name"] != nil)):
+		// A named webhook is addressed by its name only.
+		return nil, errNoWebhook
+	case err != nil:
+		return nil, errcode.Wrap(errcode.Unavailable, err, "the store is unavailable; try again")
+	}
+	return r, nil
+}
+
+// webhookDocument returns the GraphQL document that runs a webhook's
+// field with the variable $payload.
+func webhookDocument(m *schema.Model, hook *store.Record) (string, error) {
+	ref, _ := hook.Fields["query"].(map[string]any)
+	opType, _ := ref["type"].(string)
+	field, _ := ref["field"].(string)
+	if err := CheckWebhookTarget(m, opType, field); err != nil {
+		return "", err
+	}
+	selection := "status headers body"
+	if sel, ok := ref["selection"].(string); ok && strings.TrimSpace(sel) != "" {
+		if err := CheckWebhookSelection(sel); err != nil {
+			return "", err
+		}
+		selection = sel
+	}
+	op := "query"
+	if opType == "Mutation" {
+		op = "mutation"
+	}
+	return op + " Webhook($payload: WebhookPayload) { response: " + field + "(payload: $payload) { " + selection + " } }", nil
 }

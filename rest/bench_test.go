@@ -49,9 +49,8 @@ var benchRequests = []struct {
 func BenchmarkRewrite(b *testing.B) {
 	c := benchBookstore(b)
 	inst, _ := c.env.Registry.Lookup(c.domain)
-	compiled, err := inst.Release().Compiled()
-	s, ok := compiled.(*gql.Schema)
-	if err != nil || !ok {
+	s, err := c.env.Engine.Schema(inst.Release())
+	if err != nil {
 		b.Fatalf("no compiled schema: %v", err)
 	}
 	api := rest.NewAPI(s)
@@ -75,13 +74,12 @@ func BenchmarkRewrite(b *testing.B) {
 func BenchmarkOverhead(b *testing.B) {
 	c := benchBookstore(b)
 	inst, _ := c.env.Registry.Lookup(c.domain)
-	compiled, err := inst.Release().Compiled()
-	s, ok := compiled.(*gql.Schema)
-	if err != nil || !ok {
+	s, err := c.env.Engine.Schema(inst.Release())
+	if err != nil {
 		b.Fatalf("no compiled schema: %v", err)
 	}
 	api := rest.NewAPI(s)
-	env := gql.Env{Store: c.env.Store, Accounts: c.env.Accounts, Instance: inst, Release: inst.Release(),
+	env := gql.Env{Store: c.env.Store, Accounts: c.env.Accounts, Instance: inst, Release: inst.Release(), Schema: s,
 		Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: inst.AdminAccountID}}
 	h := c.env.Server.Handler()
 	serve := func(b *testing.B, method, path string, body []byte) {

@@ -2,9 +2,6 @@ package rest
 
 import (
 	"bytes"
-	"errors"
-	"io"
-	"net/http"
 
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/gql/jsonvalue"
@@ -13,19 +10,6 @@ import (
 // maxJSONDepth bounds the nesting of a JSON body or parameter value: far
 // more than any schema needs, far less than would strain the decoder.
 const maxJSONDepth = 64
-
-// readBody reads a request body, which the server has capped at its body
-// limit: over it is TOO_LARGE.
-func readBody(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			return nil, errcode.Wrap(errcode.TooLarge, err, "request body is larger than the limit of %d bytes", mbe.Limit)
-		}
-		return nil, errcode.Wrap(errcode.BadRequest, err, "reading the request body failed")
-	}
-	return b, nil
-}
 
 // decodeObject decodes a request body that must be one JSON object. An
 // empty (or blank) body is nil. Anything else — another JSON value, a

@@ -1,12 +1,12 @@
 package rest
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
-	"go.uber.org/zap"
 
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
@@ -14,35 +14,38 @@ import (
 	"github.com/corehq/core/tenant"
 )
 
-// Runner is the GraphQL door REST runs its documents through
-// (*gql.Handler): the environment of a request and the logger resolvers
-// report to.
-type Runner interface {
-	// Env returns the instance, the release it loaded (once: the request
-	// finishes on it), the caller and the client address of a request.
-	Env(c echo.Context) gql.Env
-	Log() *zap.Logger
+// Engine runs the documents REST rewrites requests into (*gql.Engine).
+type Engine interface {
+	// Resolve is the middleware that opens a request: its instance
+	// (core-domain), its caller (authorization) and its schema, found
+	// after by gql.EnvFrom.
+	Resolve(next echo.HandlerFunc) echo.HandlerFunc
+	// Run runs a document in a request's environment, leaving the answer
+	// encoded.
+	Run(ctx context.Context, env gql.Env, req gql.Request) *gql.Result
 }
+
+var _ Engine = (*gql.Engine)(nil)
 
 // Handler serves /rest/v1.
 type Handler struct {
-	run  Runner
-	reg  *tenant.Registry
-	apis apiCache
+	engine Engine
+	reg    *tenant.Registry
+	apis   apiCache
 }
 
-// New returns the /rest/v1 handler: requests run through run; reg is
-// asked for CORS policies by preflights, which name no instance.
-func New(run Runner, reg *tenant.Registry) *Handler {
-	return &Handler{run: run, reg: reg}
+// New returns the /rest/v1 handler: requests run on engine; reg is asked
+// for CORS policies by preflights, which name no instance.
+func New(engine Engine, reg *tenant.Registry) *Handler {
+	return &Handler{engine: engine, reg: reg}
 }
 
 // Register mounts the routes on g, the /rest/v1 group. Every route but
-// OPTIONS runs behind resolve (tenant.Middleware: core-domain → instance)
-// and authenticate (the accounts middleware: authorization → caller),
-// after the CORS headers are set. OPTIONS needs neither.
-func (h *Handler) Register(g *echo.Group, resolve, authenticate echo.MiddlewareFunc) {
-	mw := []echo.MiddlewareFunc{h.cors, resolve, authenticate}
+// OPTIONS runs behind the engine's Resolve (core-domain → instance,
+// authorization → caller), after the CORS headers are set. OPTIONS needs
+// neither.
+func (h *Handler) Register(g *echo.Group) {
+	mw := []echo.MiddlewareFunc{h.cors, h.engine.Resolve}
 	for _, r := range []struct {
 		path    string
 		route   Route
@@ -62,6 +65,15 @@ func (h *Handler) Register(g *echo.Group, resolve, authenticate echo.MiddlewareF
 	g.OPTIONS("/openapi.json", h.preflight)
 }
 
+// envOf returns the environment Resolve opened for the request.
+func envOf(c echo.Context) (gql.Env, error) {
+	e, ok := gql.EnvFrom(c.Request().Context())
+	if !ok {
+		return e, errcode.New(errcode.Internal, "internal error")
+	}
+	return e, nil
+}
+
 // serve answers one request of a route: rewrite, run, shape the answer.
 func (h *Handler) serve(route Route) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -69,18 +81,17 @@ func (h *Handler) serve(route Route) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		env := h.run.Env(c)
-		s, err := schemaOf(env.Release)
+		env, err := envOf(c)
 		if err != nil {
 			return err
 		}
-		p, err := Rewrite(h.apis.get(s), r)
+		p, err := Rewrite(h.apis.get(env.Schema), r)
 		if err != nil {
 			return err
 		}
 		// Run leaves the answer encoded as the executor wrote it; answer
 		// decodes it only for the shapes that look into it.
-		res := s.Run(c.Request().Context(), env, h.run.Log(), p.GraphQL)
+		res := h.engine.Run(c.Request().Context(), env, p.GraphQL)
 		defer res.Release()
 		if res.RetryAfter > 0 {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(res.RetryAfter))
@@ -124,7 +135,7 @@ func readRequest(c echo.Context, route Route) (Request, error) {
 	}
 	r.Query = q
 	if req.Method == http.MethodPost || req.Method == http.MethodPut {
-		b, err := readBody(req.Body)
+		b, err := errcode.ReadBody(req, 0)
 		if err != nil {
 			return r, err
 		}
@@ -185,32 +196,16 @@ func lookup(v any, keys ...string) any {
 // schema, so it needs a token unless the instance allows anonymous
 // requests (as GraphQL introspection does).
 func (h *Handler) openAPI(c echo.Context) error {
-	env := h.run.Env(c)
-	if env.Principal.Kind == auth.Anonymous && !env.Instance.Settings.AnonymousRequests {
-		return errcode.New(errcode.Unauthenticated, "authorization required: send a token in the authorization header")
-	}
-	s, err := schemaOf(env.Release)
+	env, err := envOf(c)
 	if err != nil {
 		return err
 	}
-	doc, err := h.apis.get(s).OpenAPI(env.Release)
+	if env.Principal.Kind == auth.Anonymous && !env.Instance.Settings.AnonymousRequests {
+		return errcode.New(errcode.Unauthenticated, "authorization required: send a token in the authorization header")
+	}
+	doc, err := h.apis.get(env.Schema).OpenAPI(env.Release)
 	if err != nil {
 		return err
 	}
 	return c.JSONBlob(http.StatusOK, doc)
-}
-
-// schemaOf returns the compiled schema of a release (compiled again when
-// the registry evicted it); a failure is INTERNAL, its cause kept for the
-// request's log line.
-func schemaOf(rel *tenant.Release) (*gql.Schema, error) {
-	compiled, err := rel.Compiled()
-	if err != nil {
-		return nil, errcode.Wrap(errcode.Internal, err, "internal error")
-	}
-	s, ok := compiled.(*gql.Schema)
-	if !ok {
-		return nil, errcode.New(errcode.Internal, "internal error")
-	}
-	return s, nil
 }

@@ -38,7 +38,7 @@ func envelope(err error, req *http.Request) (int, errcode.Envelope) {
 	var he *echo.HTTPError
 	switch {
 	case errors.As(err, &mbe):
-		return errcode.Body(tooLarge(mbe.Limit))
+		return errcode.Body(errcode.BodyTooLarge(mbe.Limit))
 	case errors.As(err, &ce):
 		return errcode.Body(ce)
 	case errors.As(err, &he):

@@ -117,7 +117,7 @@ func limitBody(limit int64) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
 			if req.ContentLength > limit {
-				return tooLarge(limit)
+				return errcode.BodyTooLarge(limit)
 			}
 			// The underlying writer, so that net/http learns the body was too
 			// large and closes the connection after the answer.
@@ -135,8 +135,4 @@ func cause(err error) error {
 		return ce.Err
 	}
 	return err
-}
-
-func tooLarge(limit int64) error {
-	return errcode.New(errcode.TooLarge, "request body is larger than the limit of %d bytes", limit)
 }

@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/corehq/core/admin"
-	"github.com/corehq/core/auth"
 	"github.com/corehq/core/gql"
 	"github.com/corehq/core/images"
 	"github.com/corehq/core/rest"
@@ -23,15 +22,14 @@ import (
 
 // Server is cored's HTTP server.
 type Server struct {
-	cfg      Config
-	log      *zap.Logger
-	st       store.Store
-	reg      *tenant.Registry
-	accounts *auth.Accounts
-	gql      *gql.Handler
-	opts     options
-	echo     *echo.Echo
-	http     *http.Server
+	cfg    Config
+	log    *zap.Logger
+	st     store.Store
+	reg    *tenant.Registry
+	engine *gql.Engine
+	opts   options
+	echo   *echo.Echo
+	http   *http.Server
 }
 
 // Option adds to what New builds.
@@ -66,15 +64,15 @@ func WithRoutes(mount func(e *echo.Echo)) Option {
 	return func(o *options) { o.routes = append(o.routes, mount) }
 }
 
-// New builds the server over a store, the registry of instances, the
-// accounts service (session checks) and the GraphQL handler
-// (gql.NewHandler).
-func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Registry, accounts *auth.Accounts, gqlh *gql.Handler, opts ...Option) *Server {
+// New builds the server over a store (for its readiness probe), the
+// registry of instances (for the admin API) and the engine every data door
+// runs on (gql.NewEngine).
+func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Registry, engine *gql.Engine, opts ...Option) *Server {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &Server{cfg: cfg, log: logger, st: st, reg: reg, accounts: accounts, gql: gqlh, opts: o}
+	s := &Server{cfg: cfg, log: logger, st: st, reg: reg, engine: engine, opts: o}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	// The client address is the connection's: X-Forwarded-For is not trusted
@@ -121,18 +119,15 @@ func (s *Server) routes() {
 		r.Register(e)
 	}
 
-	// Data doors resolve the instance from core-domain, then the caller
-	// from authorization: /graphql and /rest/v1 (whose OPTIONS needs
-	// neither); /webhook/{domain}/{name} resolves its instance from the
-	// path instead.
-	resolve, authenticate := tenant.Middleware(s.reg), s.accounts.Middleware(s.st)
-	e.POST("/graphql", s.gql.Serve, resolve, authenticate)
-	e.GET("/graphql", s.gql.Serve, resolve, authenticate)
-	rest.New(s.gql, s.reg).Register(e.Group("/rest/v1"), resolve, authenticate)
-
+	// The data doors, each a thin front of the engine: /graphql and
+	// /rest/v1 name their instance in core-domain (the engine's Resolve
+	// opens the request; REST's OPTIONS needs no instance);
+	// /webhook/{domain}/{name} names it in the path.
+	gql.NewHandler(s.engine).Register(e)
+	rest.New(s.engine, s.reg).Register(e.Group("/rest/v1"))
 	wcfg := webhook.DefaultConfig()
 	wcfg.BodyLimit = s.cfg.BodyLimit
-	webhook.New(wcfg, s.reg, s.gql, s.log).Register(e)
+	webhook.New(wcfg, s.engine).Register(e)
 }
 
 // limitBody is the body limit of every request but the image registry's

@@ -28,13 +28,13 @@ func slowServer(t *testing.T, cfg Config) (s *Server, entered, release chan stru
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	reg := tenant.NewRegistry(st, gql.Compiler(gql.DefaultConfig()), auth.NewToken)
+	reg := tenant.NewRegistry(st)
 	if err := reg.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	entered, release = make(chan struct{}), make(chan struct{})
 	accounts := auth.NewAccounts([]byte("server test session secret of 32 bytes"))
-	s = New(cfg, zap.NewNop(), st, reg, accounts, gql.NewHandler(st, accounts, zap.NewNop()), WithRoutes(func(e *echo.Echo) {
+	s = New(cfg, zap.NewNop(), st, reg, gql.NewEngine(gql.DefaultConfig(), st, reg, accounts, zap.NewNop()), WithRoutes(func(e *echo.Echo) {
 		e.GET("/slow", func(c echo.Context) error {
 			close(entered)
 			<-release

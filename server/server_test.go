@@ -102,9 +102,10 @@ func TestReadyz(t *testing.T) {
 	}
 	defer st.Close()
 	ps := &pingStore{Store: st}
-	reg := tenant.NewRegistry(ps, gql.Compiler(gql.DefaultConfig()), auth.NewToken)
+	reg := tenant.NewRegistry(ps)
 	accounts := auth.NewAccounts([]byte("server test session secret of 32 bytes"))
-	h := server.New(server.DefaultConfig(), zap.NewNop(), ps, reg, accounts, gql.NewHandler(ps, accounts, zap.NewNop())).Handler()
+	engine := gql.NewEngine(gql.DefaultConfig(), ps, reg, accounts, zap.NewNop())
+	h := server.New(server.DefaultConfig(), zap.NewNop(), ps, reg, engine).Handler()
 	get := func() (int, map[string]any) {
 		req, err := http.NewRequest("GET", "/readyz", nil)
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,35 +17,17 @@ import (
 	"github.com/corehq/core/schema"
 )
 
-// Compiled is what a release's schema compiles to (a *gql.Schema). It is
-// shared by every instance running the release, and built again from the
-// release's model when the registry evicted it (Release.Compiled).
-type Compiled interface {
-	Model() *schema.Model
-}
-
-// Compiler turns a validated model into its Compiled form. cmd/ injects
-// gql's; tenant itself knows nothing of GraphQL execution. It may be
-// called again for the same model, from any goroutine.
-type Compiler func(m *schema.Model) (Compiled, error)
-
-// Release is an immutable named version of an app: its SDL, the model
-// parsed from it, and its compiled schema (Compiled), which the registry
-// keeps only for the releases asked for most recently.
+// Release is an immutable named version of an app: its SDL and the model
+// parsed from it. Its executable schema is gql's business: the engine
+// compiles it from Model when a request first needs it (gql/schemas.go).
 type Release struct {
 	App   string
 	Name  string
 	Realm string
 	SDL   string
 	// Model is the parsed SDL: the record types declared to the store,
-	// and what the compiled schema is built, and built again, from.
+	// and what the executable schema is built, and built again, from.
 	Model *schema.Model
-
-	cache    *compiledCache              // nil: compiled is pinned (NewRelease)
-	compiled atomic.Pointer[compiledRef] // nil while evicted
-	used     atomic.Uint64               // cache.tick when last asked for
-	mu       sync.Mutex                  // guards flight
-	flight   *flight                     // the rebuild under way
 }
 
 // Settings are an instance's per-instance switches.

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store"
@@ -25,25 +26,14 @@ const (
 	docInstance = "instance" // key domain
 )
 
-// TokenFunc returns a fresh instance token and its SHA-256 hash. cmd/
-// passes auth.NewToken: tenant cannot import auth, which imports tenant.
-type TokenFunc func() (token string, hash [32]byte)
-
 // Registry owns the apps, releases and instances of the service. Lookup is
 // lock-free; every change is serialised, persisted, then published. Safe
 // for concurrent use.
-//
-// Every release keeps its model, but only the DefaultCompiledLimit (256)
-// releases asked for most recently keep their compiled schema: at about
-// 211 KiB each that is about 54 MiB at worst, however many releases are
-// stored. An evicted release is compiled again when next asked for
-// (Release.Compiled); SetCompiledLimit changes the bound.
+// Releases keep their parsed model; compiling it to an executable schema
+// is the engine's (gql.Engine), which keeps a bounded number compiled.
 type Registry struct {
-	st       store.Store
-	compile  Compiler
-	compiled *compiledCache
-	newToken TokenFunc
-	limits   schema.Limits
+	st     store.Store
+	limits schema.Limits
 
 	mu     sync.Mutex // serialises changes
 	state  atomic.Pointer[state]
@@ -84,17 +74,13 @@ func (s *state) runners(rel *Release) []string {
 
 func releaseKey(app, release string) string { return app + "/" + release }
 
-// NewRegistry returns an empty registry; Load fills it from st. compile
-// builds each release's executable schema (gql.Compiler in cmd/); SDL is
+// NewRegistry returns an empty registry; Load fills it from st. SDL is
 // parsed with schema.DefaultLimits.
-func NewRegistry(st store.Store, compile Compiler, newToken TokenFunc) *Registry {
+func NewRegistry(st store.Store) *Registry {
 	r := &Registry{
-		st:       st,
-		compile:  compile,
-		compiled: newCompiledCache(compile),
-		newToken: newToken,
-		limits:   schema.DefaultLimits(),
-		process:  store.NewID(),
+		st:      st,
+		limits:  schema.DefaultLimits(),
+		process: store.NewID(),
 	}
 	r.state.Store(&state{releases: map[string]*Release{}, instances: map[string]*Instance{}})
 	return r
@@ -135,11 +121,10 @@ func docOf(inst *Instance) instanceDoc {
 	}
 }
 
-// Load reads every release and instance from the store, compiles each
-// release once (keeping the compiled schemas within the bound) and
-// declares each instance's record types to the store. It replaces
-// whatever the registry held (reusing what did not change, as a refresh
-// does). A stored release that no longer compiles, or an instance whose
+// Load reads every release and instance from the store, parses each
+// release once and declares each instance's record types to the store.
+// It replaces whatever the registry held (reusing what did not change, as
+// a refresh does). A stored release that no longer parses, or an instance whose
 // release is missing, fails Load with an error naming it.
 func (r *Registry) Load(ctx context.Context) error {
 	r.mu.Lock()
@@ -156,15 +141,6 @@ func (r *Registry) Load(ctx context.Context) error {
 	r.loaded.Store(true)
 	return nil
 }
-
-// SetCompiledLimit bounds how many releases keep their compiled schema at
-// once (DefaultCompiledLimit until set; n below 1 counts as 1). Lowering
-// it evicts at once. The releases asked for least recently are evicted
-// first; requests using an evicted schema finish on it.
-func (r *Registry) SetCompiledLimit(n int) { r.compiled.setLimit(n) }
-
-// CompiledCount returns how many releases hold a compiled schema now.
-func (r *Registry) CompiledCount() int { return r.compiled.count() }
 
 // Loaded reports whether Load has completed (for /readyz).
 func (r *Registry) Loaded() bool { return r.loaded.Load() }
@@ -190,6 +166,13 @@ func (r *Registry) Instance(domain string) (*Instance, error) {
 func (r *Registry) Release(app, name string) (*Release, bool) {
 	rel, ok := r.state.Load().releases[releaseKey(app, name)]
 	return rel, ok
+}
+
+// Holds reports whether rel is the release the registry serves under its
+// app and name (false once it was replaced, or for a release it never
+// made).
+func (r *Registry) Holds(rel *Release) bool {
+	return r.state.Load().releases[releaseKey(rel.App, rel.Name)] == rel
 }
 
 // Releases returns every release, sorted by app then name.
@@ -240,7 +223,7 @@ func (p PutResult) String() string {
 
 // PutRelease publishes a release of an app: it validates sdl (an
 // *errcode.Error with code BAD_REQUEST wrapping schema.Errors lists each
-// problem with its line and column), compiles it once and stores it. The
+// problem with its line and column) and stores it. The
 // same realm and SDL again is Unchanged; a different one is refused with
 // CONFLICT (ErrReleaseInUse) while an instance runs the release, since
 // releases are immutable once in use. An empty realm is DefaultRealm.
@@ -279,17 +262,14 @@ func (r *Registry) PutRelease(ctx context.Context, app, name, realm, sdl string)
 	n := s.clone()
 	n.releases[key] = rel
 	if err := r.st.PutDoc(ctx, docRelease, key, doc); err != nil {
-		r.compiled.retire(n.releases, s.releases) // never published
 		return nil, 0, fmt.Errorf("tenant: storing release %s: %w", key, err)
 	}
 	r.bump(ctx)
 	r.state.Store(n)
-	r.compiled.retire(s.releases, n.releases) // the release replaced, if any
 	return rel, result, nil
 }
 
-// build parses, validates and compiles a release, which then counts
-// against the bound of compiled schemas.
+// build parses and validates a release.
 func (r *Registry) build(app, name, realm, sdl string) (*Release, error) {
 	m, err := schema.Parse(sdl, r.limits)
 	if err != nil {
@@ -303,17 +283,7 @@ func (r *Registry) build(app, name, realm, sdl string) (*Release, error) {
 		}
 		return nil, fmt.Errorf("tenant: parsing release %s/%s: %w", app, name, err)
 	}
-	c, err := r.compile(m)
-	if err != nil {
-		if e := (*errcode.Error)(nil); errors.As(err, &e) {
-			return nil, err
-		}
-		return nil, errcode.Wrap(errcode.BadRequest, fmt.Errorf("%w: %w", ErrInvalid, err),
-			"schema does not compile: %v", err)
-	}
-	rel := &Release{App: app, Name: name, Realm: realm, SDL: sdl, Model: m, cache: r.compiled}
-	r.compiled.add(rel, c)
-	return rel, nil
+	return &Release{App: app, Name: name, Realm: realm, SDL: sdl, Model: m}, nil
 }
 
 // InstanceSpec describes an instance to create.
@@ -358,7 +328,7 @@ func (r *Registry) CreateInstance(ctx context.Context, spec InstanceSpec) (inst 
 		return nil, "", r.missingRelease(s, spec.App, spec.Release)
 	}
 
-	token, hash := r.newToken()
+	token, hash := auth.NewToken()
 	inst = &Instance{
 		ID:             store.NewID(),
 		Domain:         domain,
@@ -506,7 +476,7 @@ func (r *Registry) RotateToken(ctx context.Context, domain string) (*Instance, s
 	if inst == nil {
 		return nil, "", unknownInstance(domain)
 	}
-	token, hash := r.newToken()
+	token, hash := auth.NewToken()
 	next := inst.clone()
 	next.TokenHash = hash
 	if err := r.putInstanceDoc(ctx, docOf(next)); err != nil {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,21 +25,12 @@ type Book @indices(sets: [["price"]]) { title: String authorid: Int price: Float
 	bookstoreV2SDL = bookstoreSDL + "\ntype Shelf { label: String @unique }"
 )
 
-// compiled is what the test compiler builds.
-type compiled struct{ m *schema.Model }
-
-func (c *compiled) Model() *schema.Model { return c.m }
-
 // harness is a registry over a real bolt store that records what the
 // registry asks of it.
 type harness struct {
-	t        testing.TB
-	st       *spyStore
-	compiles atomic.Int32 // the builds of compiled schemas
-	// gate, when set before the calls that compile, holds every build
-	// until it is closed; each build first sends on entered.
-	gate, entered chan struct{}
-	reg           *tenant.Registry
+	t   testing.TB
+	st  *spyStore
+	reg *tenant.Registry
 }
 
 // spyStore records Declare calls and can fail PutDoc.
@@ -87,14 +77,7 @@ func newHarness(t testing.TB) *harness {
 
 // newRegistry returns a fresh registry over the harness's store.
 func (h *harness) newRegistry() *tenant.Registry {
-	return tenant.NewRegistry(h.st, func(m *schema.Model) (tenant.Compiled, error) {
-		h.compiles.Add(1)
-		if h.gate != nil {
-			h.entered <- struct{}{}
-			<-h.gate
-		}
-		return &compiled{m}, nil
-	}, auth.NewToken)
+	return tenant.NewRegistry(h.st)
 }
 
 func (h *harness) putRelease(name, sdl string) *tenant.Release {
@@ -115,16 +98,6 @@ func (h *harness) create(domain, release string) (*tenant.Instance, string) {
 	return inst, token
 }
 
-// compiledOf returns the compiled schema of rel, failing the test on error.
-func compiledOf(t testing.TB, rel *tenant.Release) tenant.Compiled {
-	t.Helper()
-	c, err := rel.Compiled()
-	if err != nil {
-		t.Fatalf("release %s: Compiled: %v", rel.Name, err)
-	}
-	return c
-}
-
 // code returns the errcode of err ("" for nil).
 func code(err error) errcode.Code {
 	if err == nil {
@@ -133,303 +106,28 @@ func code(err error) errcode.Code {
 	return errcode.As(err).Code
 }
 
-func TestReleaseCompiledOnceAndShared(t *testing.T) {
+func TestReleaseSharedByInstances(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.putRelease("v1", bookstoreSDL)
 	a, _ := h.create("a.test", "v1")
 	b, _ := h.create("b.test", "v1")
-	if a.Release() != b.Release() || compiledOf(t, a.Release()) != compiledOf(t, b.Release()) {
-		t.Errorf("instances of one release hold different releases or compiled schemas")
+	if a.Release() != b.Release() || !h.reg.Holds(a.Release()) {
+		t.Errorf("instances of one release hold different releases, or one the registry does not hold")
 	}
-	if n := h.compiles.Load(); n != 1 {
-		t.Errorf("compiled %d times, want once", n)
-	}
-
-	// Loading from the store compiles each release once again and shares
-	// it the same way.
-	h.compiles.Store(0)
+	// Loading from the store shares each release the same way.
 	reg := h.newRegistry()
 	if err := reg.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	la, _ := reg.Lookup("a.test")
 	lb, _ := reg.Lookup("b.test")
-	if la == nil || lb == nil || compiledOf(t, la.Release()) != compiledOf(t, lb.Release()) {
-		t.Fatalf("after Load: a=%v b=%v, want both with one compiled schema", la, lb)
+	if la == nil || lb == nil || la.Release() != lb.Release() || la.Release().Model == nil {
+		t.Fatalf("after Load: a=%v b=%v, want both on one parsed release", la, lb)
 	}
-	if n := h.compiles.Load(); n != 1 {
-		t.Errorf("Load compiled %d times, want once", n)
+	if reg.Holds(a.Release()) || !reg.Holds(la.Release()) {
+		t.Error("Holds answers for another registry's release, or not for its own")
 	}
-}
-
-// putReleases puts n releases v1…vn of one SDL, in order.
-func (h *harness) putReleases(n int) []*tenant.Release {
-	h.t.Helper()
-	rels := make([]*tenant.Release, n)
-	for i := range rels {
-		rels[i] = h.putRelease(fmt.Sprintf("v%d", i+1), bookstoreSDL)
-	}
-	return rels
-}
-
-// TestCompiledLimit bounds the compiled schemas to 2 of 4 releases: an
-// evicted release is compiled again when asked for, once, and its
-// instances share the new schema.
-func TestCompiledLimit(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	h := newHarness(t)
-	h.reg.SetCompiledLimit(2)
-	for i := range 4 {
-		h.putRelease(fmt.Sprintf("v%d", i+1), bookstoreSDL)
-		if n := h.reg.CompiledCount(); n > 2 {
-			t.Fatalf("after %d releases, %d are compiled; want at most 2", i+1, n)
-		}
-	}
-	if n := h.reg.CompiledCount(); n != 2 {
-		t.Fatalf("%d releases compiled, want 2", n)
-	}
-	v1, _ := h.reg.Release("bookstore", "v1")
-	v4, _ := h.reg.Release("bookstore", "v4")
-	// Creating instances declares the model; it compiles nothing.
-	a, _ := h.create("a.test", "v1")
-	b, _ := h.create("b.test", "v1")
-	builds := h.compiles.Load()
-
-	c := compiledOf(t, a.Release()) // v1 was evicted: the oldest build
-	if n := h.compiles.Load() - builds; n != 1 {
-		t.Errorf("asking for evicted v1 built %d schemas, want 1", n)
-	}
-	if c.Model() != v1.Model {
-		t.Error("the schema compiled again is not built from v1's model")
-	}
-	if compiledOf(t, b.Release()) != c || compiledOf(t, a.Release()) != c {
-		t.Error("instances of v1 hold different compiled schemas after the rebuild")
-	}
-	compiledOf(t, v4) // v4 was built after v3, so v3 made room for v1
-	if n := h.compiles.Load() - builds; n != 1 {
-		t.Errorf("asking for compiled releases again built %d more schemas, want none", n-1)
-	}
-	if n := h.reg.CompiledCount(); n != 2 {
-		t.Errorf("%d releases compiled after the rebuild, want 2", n)
-	}
-	h.reg.SetCompiledLimit(1)
-	if n := h.reg.CompiledCount(); n != 1 {
-		t.Errorf("%d releases compiled after lowering the bound to 1, want 1", n)
-	}
-
-	// Load keeps to the bound too, and every instance still answers.
-	reg := h.newRegistry()
-	reg.SetCompiledLimit(2)
-	if err := reg.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := reg.CompiledCount(); n != 2 {
-		t.Errorf("after Load, %d releases compiled, want 2", n)
-	}
-	la, _ := reg.Lookup("a.test")
-	lb, _ := reg.Lookup("b.test")
-	if ca := compiledOf(t, la.Release()); ca != compiledOf(t, lb.Release()) || ca.Model() != la.Release().Model {
-		t.Error("after Load, the instances of v1 do not share one schema of v1")
-	}
-}
-
-// TestCompiledEvictsLeastRecentlyUsed: a release asked for since the last
-// build outlives one that was not.
-func TestCompiledEvictsLeastRecentlyUsed(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.reg.SetCompiledLimit(3)
-	rels := h.putReleases(3)
-	compiledOf(t, rels[0]) // v1 is used after v2 was built; v2 is not
-	v4 := h.putRelease("v4", bookstoreSDL)
-	builds := h.compiles.Load()
-	for _, rel := range []*tenant.Release{rels[0], rels[2], v4} {
-		compiledOf(t, rel)
-	}
-	if n := h.compiles.Load() - builds; n != 0 {
-		t.Errorf("v1, v3 and v4 built %d schemas, want none: v2 was the one to evict", n)
-	}
-	compiledOf(t, rels[1])
-	if n := h.compiles.Load() - builds; n != 1 {
-		t.Errorf("v2 built %d schemas, want 1", n)
-	}
-}
-
-// TestCompiledRebuildOnce: 50 callers asking at the same moment for an
-// evicted release build it once and share it (go test -race).
-func TestCompiledRebuildOnce(t *testing.T) {
-	t.Parallel()
-	const callers = 50
-	h := newHarness(t)
-	h.reg.SetCompiledLimit(2)
-	v1 := h.putReleases(4)[0]
-	builds := h.compiles.Load()
-	// Every build waits at the gate, so the callers pile up behind the
-	// first; entered has room for a build each, so a bug cannot hang it.
-	h.gate, h.entered = make(chan struct{}), make(chan struct{}, callers)
-
-	got := make([]tenant.Compiled, callers)
-	errs := make([]error, callers)
-	start := make(chan struct{})
-	var ready, wg sync.WaitGroup
-	ready.Add(callers)
-	for i := range callers {
-		wg.Go(func() {
-			<-start
-			ready.Done()
-			got[i], errs[i] = v1.Compiled()
-		})
-	}
-	close(start)
-	<-h.entered  // one caller builds, held at the gate
-	ready.Wait() // while every caller is asking
-	close(h.gate)
-	wg.Wait()
-
-	if n := h.compiles.Load() - builds; n != 1 {
-		t.Errorf("%d callers built %d schemas, want 1", callers, n)
-	}
-	for i := range callers {
-		if errs[i] != nil || got[i] == nil || got[i] != got[0] {
-			t.Fatalf("caller %d got %v, %v; want the one schema %v", i, got[i], errs[i], got[0])
-		}
-	}
-	if got[0].Model() != v1.Model {
-		t.Error("the schema is not v1's")
-	}
-}
-
-// TestCompiledUnderChurn asks for more releases than the bound from many
-// goroutines: every call answers its release's schema, and the bound
-// holds (go test -race).
-func TestCompiledUnderChurn(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.reg.SetCompiledLimit(2)
-	rels := h.putReleases(4)
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := range 200 {
-				rel := rels[(g+i)%len(rels)]
-				c, err := rel.Compiled()
-				if err != nil || c.Model() != rel.Model {
-					t.Errorf("%s: got %v, %v; want its schema", rel.Name, c, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if n := h.reg.CompiledCount(); n > 2 {
-		t.Errorf("%d releases compiled, want at most 2", n)
-	}
-}
-
-// TestCompiledRebuildError: a rebuild that fails is an error naming the
-// release, and the next call tries again.
-func TestCompiledRebuildError(t *testing.T) {
-	t.Parallel()
-	st := newHarness(t).st
-	fail := atomic.Bool{}
-	reg := tenant.NewRegistry(st, func(m *schema.Model) (tenant.Compiled, error) {
-		if fail.Load() {
-			return nil, errors.New("out of memory")
-		}
-		return &compiled{m}, nil
-	}, auth.NewToken)
-	reg.SetCompiledLimit(1)
-	ctx := context.Background()
-	v1, _, err := reg.PutRelease(ctx, "bookstore", "v1", "", bookstoreSDL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := reg.PutRelease(ctx, "bookstore", "v2", "", bookstoreSDL); err != nil {
-		t.Fatal(err)
-	}
-	fail.Store(true)
-	if c, err := v1.Compiled(); err == nil || c != nil || !strings.Contains(err.Error(), "bookstore/v1") {
-		t.Errorf("Compiled with a failing compiler: %v, %v; want an error naming bookstore/v1", c, err)
-	}
-	fail.Store(false)
-	if c, err := v1.Compiled(); err != nil || c.Model() != v1.Model {
-		t.Errorf("Compiled once the compiler works: %v, %v", c, err)
-	}
-}
-
-// TestCompiledCountFollowsReleases: a replaced release, or one whose
-// storing failed, no longer counts against the bound.
-func TestCompiledCountFollowsReleases(t *testing.T) {
-	h := newHarness(t) // not parallel: it fails the store's PutDoc
-	h.putRelease("v1", bookstoreSDL)
-	h.putRelease("v1", bookstoreV2SDL)
-	if n := h.reg.CompiledCount(); n != 1 {
-		t.Errorf("after replacing v1, %d releases compiled, want 1", n)
-	}
-	h.st.failPutDoc = "release"
-	if _, _, err := h.reg.PutRelease(context.Background(), "bookstore", "v2", "", bookstoreSDL); err == nil {
-		t.Fatal("PutRelease succeeded on a failing store")
-	}
-	if n := h.reg.CompiledCount(); n != 1 {
-		t.Errorf("after a failed PutRelease, %d releases compiled, want 1", n)
-	}
-}
-
-// TestNewRelease: a release made from a compiled schema serves it, and a
-// release with none says so.
-func TestNewRelease(t *testing.T) {
-	t.Parallel()
-	m, err := schema.Parse(bookstoreSDL, schema.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &compiled{m}
-	rel := tenant.NewRelease("bookstore", "v1", "main", bookstoreSDL, c)
-	if got := compiledOf(t, rel); got != c || rel.Model != m {
-		t.Errorf("NewRelease serves %v with model %p, want %v and %p", got, rel.Model, c, m)
-	}
-	if c, err := (&tenant.Release{App: "bookstore", Name: "v0"}).Compiled(); err == nil || c != nil {
-		t.Errorf("a release without a schema: %v, %v; want an error", c, err)
-	}
-}
-
-func TestReleaseCompiledAllocationFree(t *testing.T) {
-	// Not parallel: AllocsPerRun refuses to run in a parallel test.
-	h := newHarness(t)
-	h.putRelease("v1", bookstoreSDL)
-	inst, _ := h.create("a.test", "v1")
-	if n := testing.AllocsPerRun(100, func() { _, _ = inst.Release().Compiled() }); n != 0 {
-		t.Errorf("Compiled allocates %.0f times, want 0", n)
-	}
-}
-
-// BenchmarkReleaseCompiled measures the hot path: a release whose schema
-// is compiled, as a request asks for it.
-func BenchmarkReleaseCompiled(b *testing.B) {
-	h := newHarness(b)
-	h.putRelease("v1", bookstoreSDL)
-	inst, _ := h.create("a.test", "v1")
-	b.Run("serial", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := inst.Release().Compiled(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if _, err := inst.Release().Compiled(); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	})
 }
 
 func TestPutRelease(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 // docVersion under the process's own key, holding a fresh id. Every
 // process polls the marks (Watch) and, when any differs from what it last
 // saw, reloads the releases and instances from the store, keeping what did
-// not change: an unchanged release is not compiled again, an instance whose
+// not change: an unchanged release is not parsed again, an instance whose
 // release changed swaps it like UpdateInstance does (requests in flight
 // finish on the one they loaded). Each process writes only its own mark,
 // so no change can hide another; polling costs one small ListDocs.
@@ -67,7 +67,7 @@ func (r *Registry) bump(ctx context.Context) {
 
 // Refresh brings the registry in step with the store when another process
 // changed it since the last look, and reports whether it reloaded. A
-// release that no longer compiles or an instance whose release is missing
+// release that no longer parses or an instance whose release is missing
 // is an error, and the registry keeps serving what it had.
 func (r *Registry) Refresh(ctx context.Context) (bool, error) {
 	r.mu.Lock()
@@ -132,11 +132,6 @@ func (r *Registry) reload(ctx context.Context) (err error) {
 	}
 	old := r.state.Load()
 	s := &state{releases: make(map[string]*Release, len(relDocs)), instances: make(map[string]*Instance, len(instDocs))}
-	defer func() {
-		if err != nil {
-			r.compiled.retire(s.releases, old.releases) // built in vain
-		}
-	}()
 	for _, key := range slices.Sorted(maps.Keys(relDocs)) {
 		var d releaseDoc
 		if err := json.Unmarshal(relDocs[key], &d); err != nil {
@@ -148,7 +143,7 @@ func (r *Registry) reload(ctx context.Context) (err error) {
 		}
 		rel, err := r.build(d.App, d.Release, d.Realm, d.Schema)
 		if err != nil {
-			return fmt.Errorf("tenant: release %s no longer compiles: %w", key, err)
+			return fmt.Errorf("tenant: release %s no longer parses: %w", key, err)
 		}
 		s.releases[key] = rel
 	}
@@ -194,6 +189,5 @@ func (r *Registry) reload(ctx context.Context) (err error) {
 		swap()
 	}
 	r.state.Store(s)
-	r.compiled.retire(old.releases, s.releases)
 	return nil
 }

@@ -43,7 +43,6 @@ func TestRefreshFollowsAnotherRegistry(t *testing.T) {
 		t.Fatalf("other registry: %v %v", got, ok)
 	}
 
-	compiles := h.compiles.Load()
 	h.putRelease("v2", bookstoreV2SDL)
 	v2 := "v2"
 	if _, err := h.reg.UpdateInstance(ctx, "books.test", tenant.Change{Release: &v2}); err != nil {
@@ -56,9 +55,6 @@ func TestRefreshFollowsAnotherRegistry(t *testing.T) {
 	}
 	if again.Release().Name != "v2" {
 		t.Errorf("other registry serves %s, want v2", again.Release().Name)
-	}
-	if n := h.compiles.Load() - compiles; n != 2 {
-		t.Errorf("%d compiles for one new release in two registries, want 2", n)
 	}
 	if !slices.ContainsFunc(h.st.lastDeclared(inst.ID), func(s store.TypeSpec) bool { return s.Name == "Shelf" }) {
 		t.Errorf("v2's types were not declared: %+v", h.st.lastDeclared(inst.ID))

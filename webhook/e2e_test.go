@@ -36,6 +36,9 @@ var inline = map[string]string{
 		if (mode === 'json') return cb({status: 201, body: {ok: true, n: [1, 2]}}, null);
 		if (mode === 'badstatus') return cb({status: 9999}, null);
 		if (mode === 'badheader') return cb({headers: {'X-A': 'a\r\nSet-Cookie: x=1'}}, null);
+		if (mode === 'fracstatus') return cb({status: 200.5}, null);
+		if (mode === 'strstatus') return cb({status: '200'}, null);
+		if (mode === 'numheader') return cb({headers: {'X-N': 1}}, null);
 		if (mode === 'error') return cb(null, {code: 'NOPE', message: 'secret internals'});
 		throw new Error('secret internals at line 7');
 	};`,
@@ -246,8 +249,11 @@ func TestWebhookResponses(t *testing.T) {
 		{"redirect", 302, "", map[string]string{"Location": "https://example.com/done"}, ""},
 		{"custom", 418, "short and stout", map[string]string{"X-Custom": "yes"}, "text/plain; charset=utf-8"},
 		{"json", 201, `{"n":[1,2],"ok":true}`, nil, "application/json"},
-		{"badstatus", 502, `{"errors":[{"message":"the webhook function failed","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
-		{"badheader", 502, `{"errors":[{"message":"the webhook function failed","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
+		{"badstatus", 502, `{"errors":[{"message":"the webhook function's response is unusable: status 9999 is not an HTTP status (an integer from 100 to 599)","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
+		{"fracstatus", 502, `{"errors":[{"message":"the webhook function's response is unusable: status 200.5 is not an HTTP status (an integer from 100 to 599)","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
+		{"strstatus", 502, `{"errors":[{"message":"the webhook function's response is unusable: status \"200\" is not an HTTP status (an integer from 100 to 599)","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
+		{"badheader", 502, `{"errors":[{"message":"the webhook function's response is unusable: header \"X-A\" is not a valid header","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
+		{"numheader", 502, `{"errors":[{"message":"the webhook function's response is unusable: header \"X-N\" is 1: header values must be strings","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
 		{"error", 502, `{"errors":[{"message":"the webhook function failed","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
 		{"throw", 502, `{"errors":[{"message":"the webhook function failed","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
 	}

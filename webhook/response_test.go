@@ -31,6 +31,9 @@ func TestWriteResponse(t *testing.T) {
 		{"header injection", map[string]any{"headers": map[string]any{"X-A": "1\r\nSet-Cookie: x=1"}}, true, 0, "", nil},
 		{"bad header name", map[string]any{"headers": map[string]any{"X A": "1"}}, true, 0, "", nil},
 		{"headers not an object", map[string]any{"headers": "x"}, true, 0, "", nil},
+		{"status not an integer", map[string]any{"status": float64(200.5)}, true, 0, "", nil},
+		{"header value a number", map[string]any{"headers": map[string]any{"X-A": "1", "X-N": float64(1)}}, true, 0, "", nil},
+		{"header value null", map[string]any{"headers": map[string]any{"X-N": nil}}, true, 0, "", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -98,8 +98,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer st.Close()
 
-	gcfg := gql.DefaultConfig()
-	reg := tenant.NewRegistry(st, gql.Compiler(gcfg), auth.NewToken)
+	reg := tenant.NewRegistry(st)
 	if err := reg.Load(ctx); err != nil {
 		return err
 	}
@@ -129,7 +128,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer imgs.Close()
-	srv := server.New(cfg, log, st, reg, accounts, gql.NewHandler(st, accounts, log, gql.WithFunctions(runtime)),
+	engine := gql.NewEngine(gql.DefaultConfig(), st, reg, accounts, log, gql.WithFunctions(runtime))
+	srv := server.New(cfg, log, st, reg, engine,
 		server.WithFunctions(fns.packages, fns.logs), server.WithImages(imgs))
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

@@ -44,6 +44,7 @@ type Env struct {
 	// that HTTP cannot make.
 	Store    store.Store
 	Registry *tenant.Registry
+	Engine   *gql.Engine
 	Server   *server.Server
 	// Accounts is the accounts service; tests move its clock (Shift).
 	Accounts *auth.Accounts
@@ -132,7 +133,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if st == nil {
 		st = openStore(t)
 	}
-	reg := tenant.NewRegistry(st, gql.Compiler(o.gqlCfg), auth.NewToken)
+	reg := tenant.NewRegistry(st)
 	if err := reg.Load(context.Background()); err != nil {
 		t.Fatalf("servertest: loading the registry: %v", err)
 	}
@@ -167,11 +168,11 @@ func Start(t testing.TB, opts ...Option) *Env {
 		functions = images.NewRuntime(runtime, imgs, o.engine)
 		serverOpts = append(serverOpts, server.WithImages(imgs))
 	}
-	srv := server.New(o.cfg, o.logger, st, reg, accounts, gql.NewHandler(st, accounts, o.logger, gql.WithFunctions(functions)),
-		append(serverOpts, o.server...)...)
+	engine := gql.NewEngine(o.gqlCfg, st, reg, accounts, o.logger, gql.WithFunctions(functions))
+	srv := server.New(o.cfg, o.logger, st, reg, engine, append(serverOpts, o.server...)...)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close) // runs before the store closes
-	return &Env{t: t, URL: hs.URL, Store: st, Registry: reg, Accounts: accounts, Server: srv, Client: hs.Client(),
+	return &Env{t: t, URL: hs.URL, Store: st, Registry: reg, Engine: engine, Accounts: accounts, Server: srv, Client: hs.Client(),
 		Packages: packages, Logs: logs, Functions: runtime, Images: imgs}
 }
 

@@ -1,0 +1,150 @@
+package gql
+
+import (
+	"context"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/corehq/core/auth"
+	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/fn"
+	"github.com/corehq/core/schema"
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/tenant"
+)
+
+// Engine is where every door's request ends. It resolves the instance a
+// request names, the caller its token makes, and the compiled schema of
+// the release the instance runs (loaded once: the request finishes on it
+// even if the instance moves to another release meanwhile), then runs
+// GraphQL documents on that schema. /graphql (Handler), /rest/v1 (rest),
+// /webhook (webhook, through OpenWebhook) and the subscription transports
+// are thin doors in front of it: they read HTTP and write HTTP, and
+// never reach the store or each other. Safe for concurrent use.
+type Engine struct {
+	cfg       Config
+	store     store.Store
+	instances *tenant.Registry
+	accounts  *auth.Accounts
+	functions fn.Runtime
+	log       *zap.Logger
+	schemas   *schemas
+}
+
+// EngineOption configures an Engine.
+type EngineOption func(*Engine)
+
+// WithFunctions lets the schemas' @fn fields run on rt.
+func WithFunctions(rt fn.Runtime) EngineOption {
+	return func(e *Engine) { e.functions = rt }
+}
+
+// NewEngine returns the engine over the store, the registry of instances
+// and the accounts service; schemas are compiled with cfg's limits.
+func NewEngine(cfg Config, st store.Store, instances *tenant.Registry, accounts *auth.Accounts, log *zap.Logger, opts ...EngineOption) *Engine {
+	e := &Engine{cfg: cfg, store: st, instances: instances, accounts: accounts, log: log}
+	for _, o := range opts {
+		o(e)
+	}
+	e.schemas = newSchemas(func(m *schema.Model) (*Schema, error) { return Build(m, cfg) }, instances.Holds)
+	return e
+}
+
+// Log returns the logger resolvers and doors report to.
+func (e *Engine) Log() *zap.Logger { return e.log }
+
+// Schema returns the compiled schema of a release, shared by every
+// instance running it. At most DefaultSchemaLimit (SetSchemaLimit) are
+// kept compiled; an evicted one is built again from the release's model,
+// once however many requests ask at the same moment. A failure is
+// INTERNAL, its cause kept for the request's log line.
+func (e *Engine) Schema(rel *tenant.Release) (*Schema, error) {
+	s, err := e.schemas.get(rel)
+	if err != nil {
+		return nil, errcode.Wrap(errcode.Internal, err, "internal error")
+	}
+	return s, nil
+}
+
+// SetSchemaLimit bounds how many releases keep their compiled schema at
+// once (DefaultSchemaLimit until set; n below 1 counts as 1). Lowering it
+// evicts at once.
+func (e *Engine) SetSchemaLimit(n int) { e.schemas.setLimit(n) }
+
+// SchemaCount returns how many releases hold a compiled schema now.
+func (e *Engine) SchemaCount() int { return e.schemas.count() }
+
+// Open returns the environment of a request for inst by the caller whose
+// authorization header value is authorization: the caller (a wrong token
+// is UNAUTHENTICATED), the release the instance runs now and its schema.
+func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization, clientIP string) (Env, error) {
+	p, err := e.accounts.Authenticate(ctx, e.store, keysOf(inst), authorization)
+	if err != nil {
+		return Env{}, err
+	}
+	env := e.env(inst, p, clientIP)
+	env.Token = auth.BearerToken(authorization)
+	if env.Schema, err = e.Schema(env.Release); err != nil {
+		return Env{}, err
+	}
+	return env, nil
+}
+
+// env returns the environment of a request for inst by p, loading the
+// instance's release once.
+func (e *Engine) env(inst *tenant.Instance, p auth.Principal, clientIP string) Env {
+	return Env{Store: e.store, Accounts: e.accounts, Instance: inst, Release: inst.Release(),
+		Principal: p, ClientIP: clientIP, Functions: e.functions}
+}
+
+// keysOf returns what authentication knows of an instance.
+func keysOf(inst *tenant.Instance) auth.Instance {
+	return auth.Instance{ID: inst.ID, TokenHash: inst.TokenHash, AdminAccountID: inst.AdminAccountID}
+}
+
+// Resolve is the middleware of the doors that name their instance in the
+// core-domain header (/graphql, /rest/v1): it opens the request (Open)
+// and puts its environment in the request context, where EnvFrom finds
+// it. A missing header is BAD_REQUEST, an unknown domain UNKNOWN_DOMAIN,
+// a wrong token UNAUTHENTICATED.
+func (e *Engine) Resolve(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		inst, err := e.instances.Resolve(req.Header.Get(tenant.Header))
+		if err != nil {
+			return err
+		}
+		ctx := tenant.WithInstance(req.Context(), inst) // for the request's log line
+		env, err := e.Open(ctx, inst, req.Header.Get("authorization"), c.RealIP())
+		if err != nil {
+			c.SetRequest(req.WithContext(ctx))
+			return errcode.Write(c, err)
+		}
+		c.SetRequest(req.WithContext(context.WithValue(ctx, envKey{}, &env)))
+		return next(c)
+	}
+}
+
+type envKey struct{}
+
+// EnvFrom returns the environment Resolve opened for a request; ok is
+// false for a request that did not pass Resolve.
+func EnvFrom(ctx context.Context) (env Env, ok bool) {
+	p, ok := ctx.Value(envKey{}).(*Env)
+	if !ok {
+		return Env{}, false
+	}
+	return *p, true
+}
+
+// Run runs one request in env and leaves the answer encoded, for doors
+// that write it as it is (Result.Body; Release recycles the buffer).
+func (e *Engine) Run(ctx context.Context, env Env, req Request) *Result {
+	return env.Schema.Run(ctx, env, e.log, req)
+}
+
+// Do is Run with the answer's data decoded (Result.Data).
+func (e *Engine) Do(ctx context.Context, env Env, req Request) *Result {
+	return env.Schema.Do(ctx, env, e.log, req)
+}
