@@ -38,27 +38,25 @@ type Instances interface {
 // source or a .zip/.tar.gz package, listing and deleting versions, and
 // reading an instance's function log.
 type Functions struct {
-	h     *Handler // the admin token check
 	pk    FunctionStore
 	logs  FunctionLog
 	insts Instances
 }
 
-// NewFunctions returns the function routes, authorised by the admin
-// token whose SHA-256 is tokenHash.
-func NewFunctions(insts Instances, pk FunctionStore, logs FunctionLog, tokenHash [32]byte) *Functions {
-	return &Functions{h: &Handler{tokenHash: tokenHash}, pk: pk, logs: logs, insts: insts}
+// NewFunctions returns the function routes.
+func NewFunctions(insts Instances, pk FunctionStore, logs FunctionLog) *Functions {
+	return &Functions{pk: pk, logs: logs, insts: insts}
 }
 
 // Register mounts the function routes on g, the /admin/v1 group.
-func (f *Functions) Register(g *echo.Group) {
-	g.GET("/apps/:app/functions", f.list, f.h.authorize)
-	g.GET("/apps/:app/functions/:name", f.versions, f.h.authorize)
-	g.PUT("/apps/:app/functions/:name/:version", f.publish, f.h.authorize)
-	g.GET("/apps/:app/functions/:name/:version", f.get, f.h.authorize)
-	g.DELETE("/apps/:app/functions/:name/:version", f.delete, f.h.authorize)
-	g.GET("/instances/:domain/logs", f.readLog, f.h.authorize)
-	g.DELETE("/instances/:domain/logs", f.clearLog, f.h.authorize)
+func (f *Functions) Register(g Routes) {
+	g.GET("/apps/:app/functions", f.list)
+	g.GET("/apps/:app/functions/:name", f.versions)
+	g.PUT("/apps/:app/functions/:name/:version", f.publish)
+	g.GET("/apps/:app/functions/:name/:version", f.get)
+	g.DELETE("/apps/:app/functions/:name/:version", f.delete)
+	g.GET("/instances/:domain/logs", f.readLog)
+	g.DELETE("/instances/:domain/logs", f.clearLog)
 }
 
 // functionView is a published version as the admin API shows it. Files

@@ -43,26 +43,24 @@ var (
 // (README, "Function images"): publishing tokens per app, an app's
 // settings and images, and garbage collection.
 type Registry struct {
-	h      *Handler // the admin token check
 	tokens RegistryTokens
 	apps   RegistryApps
 	gc     RegistryCollector
 }
 
-// NewRegistry returns the registry routes, authorised by the admin token
-// whose SHA-256 is tokenHash.
-func NewRegistry(tokens RegistryTokens, apps RegistryApps, gc RegistryCollector, tokenHash [32]byte) *Registry {
-	return &Registry{h: &Handler{tokenHash: tokenHash}, tokens: tokens, apps: apps, gc: gc}
+// NewRegistry returns the registry routes.
+func NewRegistry(tokens RegistryTokens, apps RegistryApps, gc RegistryCollector) *Registry {
+	return &Registry{tokens: tokens, apps: apps, gc: gc}
 }
 
 // Register mounts the registry routes on g, the /admin/v1 group.
-func (r *Registry) Register(g *echo.Group) {
-	g.POST("/apps/:app/registry/tokens", r.issueToken, r.h.authorize)
-	g.GET("/apps/:app/registry/tokens", r.listTokens, r.h.authorize)
-	g.DELETE("/apps/:app/registry/tokens/:id", r.revokeToken, r.h.authorize)
-	g.GET("/apps/:app/registry", r.getApp, r.h.authorize)
-	g.PATCH("/apps/:app/registry", r.patchApp, r.h.authorize)
-	g.POST("/registry/gc", r.collect, r.h.authorize)
+func (r *Registry) Register(g Routes) {
+	g.POST("/apps/:app/registry/tokens", r.issueToken)
+	g.GET("/apps/:app/registry/tokens", r.listTokens)
+	g.DELETE("/apps/:app/registry/tokens/:id", r.revokeToken)
+	g.GET("/apps/:app/registry", r.getApp)
+	g.PATCH("/apps/:app/registry", r.patchApp)
+	g.POST("/registry/gc", r.collect)
 }
 
 // issuedToken answers a new token: its text is shown this once, with the

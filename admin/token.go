@@ -7,10 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/corehq/core/auth"
-	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/store"
 )
 
@@ -64,21 +61,5 @@ func SetupToken(ctx context.Context, st store.Store, given string) (hash [32]byt
 		return hash, generated, nil
 	default:
 		return hash, "", fmt.Errorf("admin: reading the admin token hash: %w", err)
-	}
-}
-
-// authorize lets a request through only with the admin token in its
-// authorization header (bare or "Bearer <token>"), compared in constant
-// time through its hash.
-func (h *Handler) authorize(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		token := auth.BearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
-		if token == "" {
-			return errcode.New(errcode.Unauthenticated, "admin token required: send it in the authorization header")
-		}
-		if !auth.TokenMatches(token, h.tokenHash) {
-			return errcode.New(errcode.Unauthenticated, "invalid admin token")
-		}
-		return next(c)
 	}
 }

@@ -109,13 +109,15 @@ func (s *Server) routes() {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 
-	adminAPI := e.Group("/admin/v1")
-	admin.New(s.reg, s.cfg.AdminTokenHash).Register(adminAPI)
+	// Every admin route is behind the admin token: admin.Routes mounts
+	// nothing without it.
+	adminAPI := admin.Mount(e, s.cfg.AdminTokenHash)
+	admin.New(s.reg).Register(adminAPI)
 	if s.opts.hasFunctions {
-		admin.NewFunctions(s.reg, s.opts.fnPackages, s.opts.fnLogs, s.cfg.AdminTokenHash).Register(adminAPI)
+		admin.NewFunctions(s.reg, s.opts.fnPackages, s.opts.fnLogs).Register(adminAPI)
 	}
 	if r := s.opts.images; r != nil {
-		admin.NewRegistry(r.Tokens(), r, r, s.cfg.AdminTokenHash).Register(adminAPI)
+		admin.NewRegistry(r.Tokens(), r, r).Register(adminAPI)
 		r.Register(e)
 	}
 
