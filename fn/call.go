@@ -17,14 +17,14 @@ import (
 	"github.com/corehq/core/store"
 )
 
-// call is the state of one invocation. Everything but queue, finished
-// and the context belongs to the goroutine running the call's runtime.
+// call is the state of one invocation. Everything but queue and
+// finished belongs to the goroutine running the call's runtime. The
+// call's context is passed to run, which hands it to what needs it.
 type call struct {
 	j     *JS
 	vm    *goja.Runtime
 	pkg   *Package
 	inv   *Invocation
-	ctx   context.Context
 	start time.Time
 
 	// queue carries work from other goroutines (fetch completions) to the
@@ -53,9 +53,9 @@ type call struct {
 	rejections []*goja.Promise
 }
 
-func newCall(j *JS, pkg *Package, inv *Invocation, ctx context.Context) *call {
+func newCall(j *JS, pkg *Package, inv *Invocation) *call {
 	return &call{
-		j: j, pkg: pkg, inv: inv, ctx: ctx, start: time.Now(),
+		j: j, pkg: pkg, inv: inv, start: time.Now(),
 		queue:    make(chan func() error),
 		finished: make(chan struct{}),
 	}
@@ -66,8 +66,9 @@ type interrupted struct{}
 
 func (interrupted) String() string { return "call stopped" }
 
-// run executes the call on its own runtime and returns its outcome.
-func (c *call) run(input *input) (o outcome) {
+// run executes the call on its own runtime and returns its outcome; the
+// call stops when ctx ends.
+func (c *call) run(ctx context.Context, input *input) (o outcome) {
 	defer close(c.finished)
 	defer func() {
 		if x := recover(); x != nil {
@@ -77,17 +78,17 @@ func (c *call) run(input *input) (o outcome) {
 	}()
 	c.vm = c.j.newRuntime()
 	vm := c.vm
-	stop := context.AfterFunc(c.ctx, func() { vm.Interrupt(interrupted{}) })
+	stop := context.AfterFunc(ctx, func() { vm.Interrupt(interrupted{}) })
 	defer stop()
 	vm.SetPromiseRejectionTracker(c.trackRejection)
 
 	rm := c.pkg.reg.Enable(vm)
-	c.installGlobals(rm)
+	c.installGlobals(ctx, rm)
 
 	in := inputValue(vm, input)
 	exports, err := rm.Require("./" + c.pkg.Main)
 	if err != nil {
-		return c.failed(err)
+		return c.failed(ctx, err)
 	}
 	var mainFn goja.Callable
 	if obj, ok := exports.(*goja.Object); ok {
@@ -98,14 +99,14 @@ func (c *call) run(input *input) (o outcome) {
 	}
 	ret, err := mainFn(goja.Undefined(), in, vm.ToValue(c.callback))
 	if err != nil {
-		return c.failed(err)
+		return c.failed(ctx, err)
 	}
-	return c.wait(ret)
+	return c.wait(ctx, ret)
 }
 
 // wait runs the call's loop until it has an answer: async completions
 // are run on this goroutine, promise jobs run after each.
-func (c *call) wait(ret goja.Value) outcome {
+func (c *call) wait(ctx context.Context, ret goja.Value) outcome {
 	p, isPromise := ret.Export().(*goja.Promise)
 	c.returned = p
 	for {
@@ -135,10 +136,10 @@ func (c *call) wait(ret goja.Value) outcome {
 		case f := <-c.queue:
 			c.pending--
 			if err := f(); err != nil {
-				return c.failed(err)
+				return c.failed(ctx, err)
 			}
-		case <-c.ctx.Done():
-			return outcome{err: c.stopped()}
+		case <-ctx.Done():
+			return outcome{err: c.stopped(ctx)}
 		}
 	}
 }
@@ -280,7 +281,7 @@ func (c *call) parseJSON(s string) (goja.Value, error) {
 }
 
 // failed turns an error from the runtime into the call's outcome.
-func (c *call) failed(err error) outcome {
+func (c *call) failed(ctx context.Context, err error) outcome {
 	var (
 		intr *goja.InterruptedError
 		so   *goja.StackOverflowError
@@ -288,7 +289,7 @@ func (c *call) failed(err error) outcome {
 	)
 	switch {
 	case errors.As(err, &intr):
-		return outcome{err: c.stopped()}
+		return outcome{err: c.stopped(ctx)}
 	case errors.As(err, &so):
 		c.note("uncaught exception: RangeError: Maximum call stack size exceeded")
 		return outcome{err: &ExceptionError{Name: c.inv.Name, Version: c.inv.Version, Message: "RangeError: Maximum call stack size exceeded"}}
@@ -343,12 +344,12 @@ func (c *call) exception(msg string) outcome {
 
 // stopped is the error of a call whose context ended: a time-out when
 // the call's deadline (or the caller's) passed, else the cancellation.
-func (c *call) stopped() error {
-	cause := context.Cause(c.ctx)
+func (c *call) stopped(ctx context.Context) error {
+	cause := context.Cause(ctx)
 	if errors.Is(cause, errDeadline) || errors.Is(cause, context.DeadlineExceeded) {
 		return &TimeoutError{Name: c.inv.Name, Version: c.inv.Version, After: time.Since(c.start).Round(time.Millisecond)}
 	}
-	return fmt.Errorf("fn: call of %s version %s canceled: %w", c.inv.Name, c.inv.Version, c.ctx.Err())
+	return fmt.Errorf("fn: call of %s version %s canceled: %w", c.inv.Name, c.inv.Version, ctx.Err())
 }
 
 // trackRejection remembers promises rejected with no handler, to log
@@ -405,14 +406,14 @@ func (c *call) entry(level, msg string) LogEntry {
 // language: console, require (own files and crypto, buffer, util), a
 // lazily loaded Buffer, fetch and core (core.graphql). There is no
 // process, no file system and no timer.
-func (c *call) installGlobals(rm *require.RequireModule) {
+func (c *call) installGlobals(ctx context.Context, rm *require.RequireModule) {
 	vm := c.vm
 	g := vm.GlobalObject()
 	must(g.Set("require", c.requireFunc(rm)))
-	must(g.Set("fetch", c.fetchFunc))
+	must(g.Set("fetch", func(fc goja.FunctionCall) goja.Value { return c.fetch(ctx, fc) }))
 	// Built on first use: most calls touch few of them.
 	c.lazyGlobal("console", func() goja.Value { return c.newConsole() })
-	c.lazyGlobal("core", func() goja.Value { return c.newCore() })
+	c.lazyGlobal("core", func() goja.Value { return c.newCore(ctx) })
 	c.lazyGlobal("Buffer", func() goja.Value {
 		mod, err := rm.Require("buffer")
 		if err != nil {

@@ -66,11 +66,11 @@ type fetchResponse struct {
 	body       []byte
 }
 
-// fetchFunc is the global fetch(url[, {method, headers, body,
+// fetch is the global fetch(url[, {method, headers, body,
 // redirect}]): a subset of the WHATWG fetch returning a Promise of a
 // response with status, statusText, ok, url, redirected, headers.get(),
 // headers.has(), headers.forEach(), text(), json() and arrayBuffer().
-func (c *call) fetchFunc(fc goja.FunctionCall) goja.Value {
+func (c *call) fetch(ctx context.Context, fc goja.FunctionCall) goja.Value {
 	vm := c.vm
 	p, resolve, reject := vm.NewPromise()
 	req, err := c.fetchRequest(fc)
@@ -83,7 +83,7 @@ func (c *call) fetchFunc(fc goja.FunctionCall) goja.Value {
 	c.pending++
 	c.fetches++
 	go func() {
-		res, err := c.j.doFetch(c.ctx, req)
+		res, err := c.j.doFetch(ctx, req)
 		c.post(func() error {
 			if err != nil {
 				return reject(vm.NewTypeError("fetch failed: %s", err.Error()))

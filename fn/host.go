@@ -20,13 +20,13 @@ func depthOf(ctx context.Context) int {
 // newCore returns the global core object: core.graphql(query,
 // variables) returns a Promise of the instance's GraphQL response,
 // executed as the caller by the host (Invocation.GraphQL).
-func (c *call) newCore() *goja.Object {
+func (c *call) newCore(ctx context.Context) *goja.Object {
 	obj := c.vm.NewObject()
-	must(obj.Set("graphql", c.graphql))
+	must(obj.Set("graphql", func(fc goja.FunctionCall) goja.Value { return c.graphql(ctx, fc) }))
 	return obj
 }
 
-func (c *call) graphql(fc goja.FunctionCall) goja.Value {
+func (c *call) graphql(ctx context.Context, fc goja.FunctionCall) goja.Value {
 	vm := c.vm
 	p, resolve, reject := vm.NewPromise()
 	fail := func(err error) goja.Value {
@@ -61,7 +61,7 @@ func (c *call) graphql(fc goja.FunctionCall) goja.Value {
 	c.graphqlCalls++
 	c.pending++
 	q := query.String()
-	ctx := context.WithValue(c.ctx, depthKey{}, depthOf(c.ctx)+1)
+	ctx = context.WithValue(ctx, depthKey{}, depthOf(ctx)+1)
 	go func() {
 		res, err := c.inv.GraphQL(ctx, q, vars)
 		if err == nil && len(res) > c.j.cfg.MaxInputBytes {

@@ -53,8 +53,12 @@ var _ Runtime = (*JS)(nil)
 
 // job is one call handed to a worker.
 type job struct {
-	c      *call
-	in     *input
+	c  *call
+	in *input
+	// ctx is the call's context, carried to the worker that runs the
+	// job (a message between goroutines, as an http.Request carries its
+	// context); cancel ends it when the job is done.
+	ctx    context.Context
 	cancel context.CancelFunc
 	out    chan outcome // buffered: the worker never waits for Invoke
 }
@@ -149,7 +153,7 @@ func (j *JS) work(jb *job) {
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
 	for {
-		o := jb.c.run(jb.in)
+		o := jb.c.run(jb.ctx, jb.in)
 		jb.c.finish(o.err)
 		jb.cancel()
 		jb.out <- o
@@ -216,7 +220,7 @@ func (j *JS) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 		return Result{}, err
 	}
 	cctx, cancel := context.WithTimeoutCause(ctx, j.cfg.Timeout, errDeadline)
-	jb := &job{c: newCall(j, pkg, &inv, cctx), in: input, cancel: cancel, out: make(chan outcome, 1)}
+	jb := &job{c: newCall(j, pkg, &inv), in: input, ctx: cctx, cancel: cancel, out: make(chan outcome, 1)}
 	if err := j.dispatch(cctx, jb); err != nil {
 		cancel()
 		return Result{}, err
@@ -233,7 +237,7 @@ func (j *JS) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	case o := <-jb.out:
 		return o.res, o.err
 	case <-grace.C:
-		return Result{}, jb.c.stopped()
+		return Result{}, jb.c.stopped(cctx)
 	}
 }
 

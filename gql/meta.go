@@ -1,6 +1,7 @@
 package gql
 
 import (
+	"context"
 	"github.com/graphql-go/graphql"
 	"time"
 
@@ -96,22 +97,22 @@ func nullable(s string) any {
 // newPageInfoObject returns PageInfo; its fields ask the page lazily, so a
 // document that selects no offsets pays for none.
 func newPageInfoObject() *graphql.Object {
-	field := func(t graphql.Output, get func(pg *page) (any, error)) *graphql.Field {
+	field := func(t graphql.Output, get func(ctx context.Context, pg *page) (any, error)) *graphql.Field {
 		return &graphql.Field{Type: t, Resolve: func(p graphql.ResolveParams) (any, error) {
-			return get(p.Source.(*page))
+			return get(p.Context, p.Source.(*page))
 		}}
 	}
 	strings := graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(graphql.String)))
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name: "PageInfo",
 		Fields: graphql.Fields{
-			"hasPreviousPage": field(graphql.NewNonNull(graphql.Boolean), func(pg *page) (any, error) { return pg.hasPrevious(), nil }),
-			"hasNextPage":     field(graphql.NewNonNull(graphql.Boolean), func(pg *page) (any, error) { return pg.hasNext(), nil }),
-			"startCursor":     field(graphql.NewNonNull(graphql.String), func(pg *page) (any, error) { return pg.startCursor(), nil }),
-			"endCursor":       field(graphql.NewNonNull(graphql.String), func(pg *page) (any, error) { return pg.endCursor(), nil }),
-			"pageLimit":       field(graphql.NewNonNull(graphql.Int), func(pg *page) (any, error) { return pg.limit, nil }),
-			"previousOffsets": field(strings, func(pg *page) (any, error) { return pg.previousOffsets() }),
-			"nextOffsets":     field(strings, func(pg *page) (any, error) { return pg.nextOffsets() }),
+			"hasPreviousPage": field(graphql.NewNonNull(graphql.Boolean), func(ctx context.Context, pg *page) (any, error) { return pg.hasPrevious(ctx), nil }),
+			"hasNextPage":     field(graphql.NewNonNull(graphql.Boolean), func(ctx context.Context, pg *page) (any, error) { return pg.hasNext(ctx), nil }),
+			"startCursor":     field(graphql.NewNonNull(graphql.String), func(ctx context.Context, pg *page) (any, error) { return pg.startCursor(ctx), nil }),
+			"endCursor":       field(graphql.NewNonNull(graphql.String), func(ctx context.Context, pg *page) (any, error) { return pg.endCursor(ctx), nil }),
+			"pageLimit":       field(graphql.NewNonNull(graphql.Int), func(_ context.Context, pg *page) (any, error) { return pg.limit, nil }),
+			"previousOffsets": field(strings, func(ctx context.Context, pg *page) (any, error) { return pg.previousOffsets(ctx) }),
+			"nextOffsets":     field(strings, func(ctx context.Context, pg *page) (any, error) { return pg.nextOffsets(ctx) }),
 		},
 	})
 }

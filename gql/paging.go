@@ -23,7 +23,6 @@ const (
 // PageInfo. Facts beyond the page itself (is there a previous page, the
 // offsets) are asked of the store only when a document selects them.
 type page struct {
-	ctx   context.Context
 	c     *call
 	base  store.Query // type, filter, sort, includeTrashed
 	limit int
@@ -66,7 +65,7 @@ func findPage(ctx context.Context, c *call, base store.Query, a pageArgs) (*page
 	if a.page < 0 || a.page > 1_000_000 {
 		return nil, errcode.New(errcode.BadRequest, "page %d is out of range: pages count from 1", a.page)
 	}
-	pg := &page{ctx: ctx, c: c, base: base, limit: limit, backward: a.hasLast || (a.before != "" && a.after == "")}
+	pg := &page{c: c, base: base, limit: limit, backward: a.hasLast || (a.before != "" && a.after == "")}
 	q := base
 	q.Limit = limit + 1
 	if a.after != "" && a.after != cursorFirst {
@@ -80,7 +79,7 @@ func findPage(ctx context.Context, c *call, base store.Query, a pageArgs) (*page
 	}
 	q.Backward = pg.backward
 	pg.cursorGiven = q.After != "" || q.Before != "" || q.Skip > 0
-	recs, err := pg.find(&q)
+	recs, err := pg.find(ctx, &q)
 	if err != nil {
 		return nil, err
 	}
@@ -97,8 +96,8 @@ func findPage(ctx context.Context, c *call, base store.Query, a pageArgs) (*page
 }
 
 // find runs q, turning a missing cursor into a clear error.
-func (pg *page) find(q *store.Query) ([]*store.Record, error) {
-	recs, err := pg.c.Store.Find(pg.ctx, pg.c.Instance.ID, q)
+func (pg *page) find(ctx context.Context, q *store.Query) ([]*store.Record, error) {
+	recs, err := pg.c.Store.Find(ctx, pg.c.Instance.ID, q)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errcode.New(errcode.BadRequest, "cursor names no record of type %s", q.Type)
 	}
@@ -110,7 +109,7 @@ func (pg *page) find(q *store.Query) ([]*store.Record, error) {
 
 // beyond returns up to n records before (backward) or after the record id,
 // with their ids only.
-func (pg *page) beyond(id string, backward bool, n int) ([]*store.Record, error) {
+func (pg *page) beyond(ctx context.Context, id string, backward bool, n int) ([]*store.Record, error) {
 	q := pg.base
 	q.Limit = n
 	q.Backward = backward
@@ -120,10 +119,10 @@ func (pg *page) beyond(id string, backward bool, n int) ([]*store.Record, error)
 	} else {
 		q.After = id
 	}
-	return pg.find(&q)
+	return pg.find(ctx, &q)
 }
 
-func (pg *page) hasPrevious() bool {
+func (pg *page) hasPrevious(ctx context.Context) bool {
 	if pg.backward {
 		return pg.more
 	}
@@ -131,7 +130,7 @@ func (pg *page) hasPrevious() bool {
 		// Without a cursor or skip the page starts at the very beginning.
 		v := pg.cursorGiven
 		if v && len(pg.nodes) > 0 {
-			recs, err := pg.beyond(pg.nodes[0].rec.ID, true, 1)
+			recs, err := pg.beyond(ctx, pg.nodes[0].rec.ID, true, 1)
 			v = err == nil && len(recs) > 0
 		}
 		pg.before = &v
@@ -139,7 +138,7 @@ func (pg *page) hasPrevious() bool {
 	return *pg.before
 }
 
-func (pg *page) hasNext() bool {
+func (pg *page) hasNext(ctx context.Context) bool {
 	if !pg.backward {
 		return pg.more
 	}
@@ -147,7 +146,7 @@ func (pg *page) hasNext() bool {
 		// Without a cursor or skip the page ends at the very end.
 		v := pg.cursorGiven
 		if v && len(pg.nodes) > 0 {
-			recs, err := pg.beyond(pg.nodes[len(pg.nodes)-1].rec.ID, false, 1)
+			recs, err := pg.beyond(ctx, pg.nodes[len(pg.nodes)-1].rec.ID, false, 1)
 			v = err == nil && len(recs) > 0
 		}
 		pg.after = &v
@@ -155,15 +154,15 @@ func (pg *page) hasNext() bool {
 	return *pg.after
 }
 
-func (pg *page) startCursor() string {
-	if len(pg.nodes) == 0 || !pg.hasPrevious() {
+func (pg *page) startCursor(ctx context.Context) string {
+	if len(pg.nodes) == 0 || !pg.hasPrevious(ctx) {
 		return cursorFirst
 	}
 	return pg.nodes[0].rec.ID
 }
 
-func (pg *page) endCursor() string {
-	if len(pg.nodes) == 0 || !pg.hasNext() {
+func (pg *page) endCursor(ctx context.Context) string {
+	if len(pg.nodes) == 0 || !pg.hasNext(ctx) {
 		return cursorLast
 	}
 	return pg.nodes[len(pg.nodes)-1].rec.ID
@@ -171,13 +170,13 @@ func (pg *page) endCursor() string {
 
 // nextOffsets returns the `after` cursors that open the next pages, up to
 // maxOffsets: the first is endCursor.
-func (pg *page) nextOffsets() ([]string, error) {
+func (pg *page) nextOffsets(ctx context.Context) ([]string, error) {
 	out := []string{}
-	if len(pg.nodes) == 0 || !pg.hasNext() {
+	if len(pg.nodes) == 0 || !pg.hasNext(ctx) {
 		return out, nil
 	}
 	last := pg.nodes[len(pg.nodes)-1].rec.ID
-	rest, err := pg.beyond(last, false, (maxOffsets-1)*pg.limit+1)
+	rest, err := pg.beyond(ctx, last, false, (maxOffsets-1)*pg.limit+1)
 	if err != nil {
 		return nil, err
 	}
@@ -191,12 +190,12 @@ func (pg *page) nextOffsets() ([]string, error) {
 // previousOffsets returns the `after` cursors that open the previous
 // pages, nearest first, up to maxOffsets; a page that starts at the very
 // beginning opens with FIRST.
-func (pg *page) previousOffsets() ([]string, error) {
+func (pg *page) previousOffsets(ctx context.Context) ([]string, error) {
 	out := []string{}
-	if len(pg.nodes) == 0 || !pg.hasPrevious() {
+	if len(pg.nodes) == 0 || !pg.hasPrevious(ctx) {
 		return out, nil
 	}
-	prev, err := pg.beyond(pg.nodes[0].rec.ID, true, maxOffsets*pg.limit+1)
+	prev, err := pg.beyond(ctx, pg.nodes[0].rec.ID, true, maxOffsets*pg.limit+1)
 	if err != nil {
 		return nil, err
 	}
