@@ -23,6 +23,23 @@ func checkAnonymous(m *schema.Model, doc *ast.Document, opName string, inst *ten
 	if op.Operation == ast.OperationTypeMutation {
 		roots = m.Mutations
 	}
+	if denied := deniedRoot(doc, op, func(name string) bool { return anonymousField(name, roots, inst) }); denied != "" {
+		return errcode.New(errcode.Unauthenticated, "authorization required: %s needs a token in the authorization header", denied)
+	}
+	return nil
+}
+
+// onlyLogins reports whether an operation runs only login and
+// loginByEmail: those ignore the authorization header, so that a client
+// sending a stale token can log in again.
+func onlyLogins(doc *ast.Document, opName string) bool {
+	op := operation(doc, opName)
+	return op != nil && deniedRoot(doc, op, func(name string) bool { return name == "login" || name == "loginByEmail" }) == ""
+}
+
+// deniedRoot returns the first root field of op (through fragments) that
+// allowed refuses, or "" when it allows them all.
+func deniedRoot(doc *ast.Document, op *ast.OperationDefinition, allowed func(name string) bool) string {
 	var denied string
 	frags := fragments(doc)
 	var walk func(set *ast.SelectionSet, depth int)
@@ -33,7 +50,7 @@ func checkAnonymous(m *schema.Model, doc *ast.Document, opName string, inst *ten
 		for _, sel := range set.Selections {
 			switch sel := sel.(type) {
 			case *ast.Field:
-				if !anonymousField(sel.Name.Value, roots, inst) {
+				if !allowed(sel.Name.Value) {
 					denied = sel.Name.Value
 					return
 				}
@@ -47,10 +64,7 @@ func checkAnonymous(m *schema.Model, doc *ast.Document, opName string, inst *ten
 		}
 	}
 	walk(op.SelectionSet, 0)
-	if denied != "" {
-		return errcode.New(errcode.Unauthenticated, "authorization required: %s needs a token in the authorization header", denied)
-	}
-	return nil
+	return denied
 }
 
 // anonymousField reports whether an anonymous caller may call a root field.

@@ -31,7 +31,17 @@ type Env struct {
 	// Functions runs the functions root fields are bound to (@fn); nil
 	// where functions are not enabled.
 	Functions fn.Runtime
+	// authErr is why the token sent was refused (Engine.Open): the
+	// request runs as Anonymous only if it only logs in, else it answers
+	// authErr.
+	authErr error
 }
+
+// Unauthenticated returns why the caller's token was refused, or nil. A
+// door that serves something of its own (REST's OpenAPI document) checks
+// it; documents run by the engine answer it themselves unless they only
+// log in.
+func (e Env) Unauthenticated() error { return e.authErr }
 
 // call is the per-request state resolvers reach through the context.
 type call struct {

@@ -1,6 +1,7 @@
 package gql_test
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -339,6 +340,48 @@ func TestEmailAsObject(t *testing.T) {
 		status, body := c.env.GraphQL(c.domain, c.token, `mutation { createAccount(value: {username: "bad", password: {value: "Bench-User-Pass-1"}, emails: [`+bad+`]}) { id } }`, nil)
 		if status != 400 || !strings.Contains(dump(body), "Email") {
 			t.Errorf("emails: [%s]: %d %s; want 400 naming Email", bad, status, dump(body))
+		}
+	}
+}
+
+// TestLoginIgnoresStaleToken: a client that always sends its stored token
+// logs in again after that token stopped working (logged out, or junk),
+// through GraphQL and each REST login form; anything else with such a
+// token still answers 401.
+func TestLoginIgnoresStaleToken(t *testing.T) {
+	t.Parallel()
+	c := newBookstore(t)
+	c.newAccount("ada", "ada@example.com", "correct horse battery")
+	stale := c.login("ada", "correct horse battery")
+	stale.data(`mutation { logout }`, nil)
+	const pw = "correct horse battery"
+	for _, token := range []string{stale.token, "junk", "Bearer cs1.junk"} {
+		h := map[string]string{tenant.Header: c.domain, "authorization": token}
+		if status, body := c.env.GraphQL(c.domain, token, loginDoc, map[string]any{"u": "ada", "p": pw}); status != 200 || path(body, "data", "login", "sessionToken") == nil {
+			t.Errorf("GraphQL login with token %.12q: %d %s", token, status, dump(body))
+		}
+		if status, body := c.env.GraphQL(c.domain, token, loginByEmailDoc, map[string]any{"e": "ada@example.com", "p": pw}); status != 200 || path(body, "data", "loginByEmail", "sessionToken") == nil {
+			t.Errorf("GraphQL loginByEmail with token %.12q: %d %s", token, status, dump(body))
+		}
+		if status, body := c.env.Do("POST", "/rest/v1/login", h, map[string]any{"username": "ada", "password": pw}); status != 200 || path(body, "data", "login", "sessionToken") == nil {
+			t.Errorf("POST /rest/v1/login with token %.12q: %d %s", token, status, dump(body))
+		}
+		q := url.Values{"email": {"ada@example.com"}, "password": {pw}}
+		if status, body := c.env.Do("GET", "/rest/v1/fn/query/loginByEmail?"+q.Encode(), h, nil); status != 200 || path(body, "data", "loginByEmail", "sessionToken") == nil {
+			t.Errorf("GET /rest/v1/fn/query/loginByEmail with token %.12q: %d %s", token, status, dump(body))
+		}
+		// Not a login: the token is refused.
+		if status, _ := c.env.GraphQL(c.domain, token, `{ get(type: Book, id: "x") { __typename } }`, nil); status != 401 {
+			t.Errorf("a query with token %.12q: %d, want 401", token, status)
+		}
+		if status, _ := c.env.GraphQL(c.domain, token, `{ a: login(username: "ada", password: "x") { errorCode } get(type: Book, id: "x") { __typename } }`, nil); status != 401 {
+			t.Errorf("a login beside a query with token %.12q: %d, want 401", token, status)
+		}
+		if status, _ := c.env.Do("GET", "/rest/v1/Book", h, nil); status != 401 {
+			t.Errorf("GET /rest/v1/Book with token %.12q: %d, want 401", token, status)
+		}
+		if status, _ := c.env.Do("GET", "/rest/v1/openapi.json", h, nil); status != 401 {
+			t.Errorf("GET /rest/v1/openapi.json with token %.12q: %d, want 401", token, status)
 		}
 	}
 }

@@ -76,15 +76,27 @@ func (e *Engine) SetSchemaLimit(n int) { e.schemas.setLimit(n) }
 func (e *Engine) SchemaCount() int { return e.schemas.count() }
 
 // Open returns the environment of a request for inst by the caller whose
-// authorization header value is authorization: the caller (a wrong token
-// is UNAUTHENTICATED), the release the instance runs now and its schema.
+// authorization header value is authorization: the caller, the release
+// the instance runs now and its schema. A token that is refused does not
+// fail Open: the request answers UNAUTHENTICATED when it runs anything
+// but login and loginByEmail (Env.Unauthenticated).
 func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization, clientIP string) (Env, error) {
 	p, err := e.accounts.Authenticate(ctx, e.store, keysOf(inst), authorization)
+	var refused error
 	if err != nil {
-		return Env{}, err
+		if errcode.As(err).Code != errcode.Unauthenticated {
+			return Env{}, err
+		}
+		// A stale or junk token: login and loginByEmail still run, as
+		// Anonymous (a client that always sends its stored token must be
+		// able to log in again); anything else answers this error.
+		p, refused = auth.Principal{Kind: auth.Anonymous}, err
 	}
 	env := e.env(inst, p, clientIP)
-	env.Token = auth.BearerToken(authorization)
+	env.authErr = refused
+	if refused == nil {
+		env.Token = auth.BearerToken(authorization)
+	}
 	if env.Schema, err = e.Schema(env.Release); err != nil {
 		return Env{}, err
 	}
@@ -106,8 +118,7 @@ func keysOf(inst *tenant.Instance) auth.Instance {
 // Resolve is the middleware of the doors that name their instance in the
 // core-domain header (/graphql, /rest/v1): it opens the request (Open)
 // and puts its environment in the request context, where EnvFrom finds
-// it. A missing header is BAD_REQUEST, an unknown domain UNKNOWN_DOMAIN,
-// a wrong token UNAUTHENTICATED.
+// it. A missing header is BAD_REQUEST, an unknown domain UNKNOWN_DOMAIN.
 func (e *Engine) Resolve(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()

@@ -67,6 +67,10 @@ func (s *Schema) Run(ctx context.Context, env Env, log *zap.Logger, req Request)
 	if err := checkLimits(doc.ast, req.Variables, s.cfg); err != nil {
 		return documentErrors([]error{err})
 	}
+	if env.authErr != nil && !onlyLogins(doc.ast, req.OperationName) {
+		status, body := errcode.Body(env.authErr)
+		return &Result{Status: status, Errors: body.Errors}
+	}
 	if env.Principal.Kind == auth.Anonymous {
 		if err := checkAnonymous(s.model, doc.ast, req.OperationName, env.Instance); err != nil {
 			status, body := errcode.Body(err)

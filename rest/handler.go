@@ -200,6 +200,9 @@ func (h *Handler) openAPI(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := env.Unauthenticated(); err != nil {
+		return err
+	}
 	if env.Principal.Kind == auth.Anonymous && !env.Instance.Settings.AnonymousRequests {
 		return errcode.New(errcode.Unauthenticated, "authorization required: send a token in the authorization header")
 	}
