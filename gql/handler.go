@@ -22,10 +22,13 @@ type Handler struct {
 // NewHandler returns the /graphql door of engine.
 func NewHandler(engine *Engine) *Handler { return &Handler{engine: engine} }
 
-// Register mounts POST and GET /graphql on e, behind Engine.Resolve.
+// Register mounts POST and GET /graphql on e, behind the instances' CORS
+// policy and Engine.Resolve, and OPTIONS for preflights (no token).
 func (h *Handler) Register(e *echo.Echo) {
-	e.POST("/graphql", h.Serve, h.engine.Resolve)
-	e.GET("/graphql", h.Serve, h.engine.Resolve)
+	cors, preflight := h.engine.CORS("GET, POST, OPTIONS")
+	e.POST("/graphql", h.Serve, cors, h.engine.Resolve)
+	e.GET("/graphql", h.Serve, cors, h.engine.Resolve)
+	e.OPTIONS("/graphql", preflight)
 }
 
 // Serve answers one GraphQL-over-HTTP request: POST with a JSON body

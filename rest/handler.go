@@ -11,7 +11,6 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/gql"
-	"github.com/corehq/core/tenant"
 )
 
 // Engine runs the documents REST rewrites requests into (*gql.Engine).
@@ -23,6 +22,9 @@ type Engine interface {
 	// Run runs a document in a request's environment, leaving the answer
 	// encoded.
 	Run(ctx context.Context, env gql.Env, req gql.Request) *gql.Result
+	// CORS returns the instances' cross-origin policy for routes that
+	// allow methods: middleware, and the OPTIONS handler.
+	CORS(methods string) (echo.MiddlewareFunc, echo.HandlerFunc)
 }
 
 var _ Engine = (*gql.Engine)(nil)
@@ -30,22 +32,24 @@ var _ Engine = (*gql.Engine)(nil)
 // Handler serves /rest/v1.
 type Handler struct {
 	engine Engine
-	reg    *tenant.Registry
 	apis   apiCache
 }
 
-// New returns the /rest/v1 handler: requests run on engine; reg is asked
-// for CORS policies by preflights, which name no instance.
-func New(engine Engine, reg *tenant.Registry) *Handler {
-	return &Handler{engine: engine, reg: reg}
+// New returns the /rest/v1 handler: requests run on engine.
+func New(engine Engine) *Handler {
+	return &Handler{engine: engine}
 }
+
+// methods are the methods of the routes, for CORS.
+const methods = "GET, POST, PUT, DELETE, OPTIONS"
 
 // Register mounts the routes on g, the /rest/v1 group. Every route but
 // OPTIONS runs behind the engine's Resolve (core-domain → instance,
 // authorization → caller), after the CORS headers are set. OPTIONS needs
 // neither.
 func (h *Handler) Register(g *echo.Group) {
-	mw := []echo.MiddlewareFunc{h.cors, h.engine.Resolve}
+	cors, preflight := h.engine.CORS(methods)
+	mw := []echo.MiddlewareFunc{cors, h.engine.Resolve}
 	for _, r := range []struct {
 		path    string
 		route   Route
@@ -59,10 +63,10 @@ func (h *Handler) Register(g *echo.Group) {
 		{"/:aggregate/:id", RouteRecord, []string{http.MethodGet, http.MethodDelete}},
 	} {
 		g.Match(r.methods, r.path, h.serve(r.route), mw...)
-		g.OPTIONS(r.path, h.preflight)
+		g.OPTIONS(r.path, preflight)
 	}
 	g.GET("/openapi.json", h.openAPI, mw...)
-	g.OPTIONS("/openapi.json", h.preflight)
+	g.OPTIONS("/openapi.json", preflight)
 }
 
 // envOf returns the environment Resolve opened for the request.

@@ -126,7 +126,7 @@ func (s *Server) routes() {
 	// opens the request; REST's OPTIONS needs no instance);
 	// /webhook/{domain}/{name} names it in the path.
 	gql.NewHandler(s.engine).Register(e)
-	rest.New(s.engine, s.reg).Register(e.Group("/rest/v1"))
+	rest.New(s.engine).Register(e.Group("/rest/v1"))
 	wcfg := webhook.DefaultConfig()
 	wcfg.BodyLimit = s.cfg.BodyLimit
 	webhook.New(wcfg, s.engine).Register(e)
