@@ -36,6 +36,16 @@ const (
 	Internal        Code = "INTERNAL"
 	// BadGateway: a function (webhook) failed or answered something unusable.
 	BadGateway Code = "BAD_GATEWAY"
+	// FunctionError: a webhook's function threw or answered an error (its
+	// details are in the instance's function log).
+	FunctionError Code = "FUNCTION_ERROR"
+	// FunctionNotPublished: a webhook's field is bound to a function
+	// version that is not published.
+	FunctionNotPublished Code = "FUNCTION_NOT_PUBLISHED"
+	// WebhookFieldMissing: a webhook's query names a root field the
+	// instance's schema does not have (or not with a webhook's signature),
+	// for example after a release swap removed it.
+	WebhookFieldMissing Code = "WEBHOOK_FIELD_MISSING"
 	// Timeout: a function ran past its deadline.
 	Timeout Code = "TIMEOUT"
 )
@@ -59,7 +69,7 @@ func (c Code) Status() int {
 		return http.StatusTooManyRequests
 	case Unavailable:
 		return http.StatusServiceUnavailable
-	case BadGateway:
+	case BadGateway, FunctionError, FunctionNotPublished, WebhookFieldMissing:
 		return http.StatusBadGateway
 	case Timeout:
 		return http.StatusGatewayTimeout

@@ -35,6 +35,9 @@ type Env struct {
 	// request runs as Anonymous only if it only logs in, else it answers
 	// authErr.
 	authErr error
+	// functionErr, when set, receives the error of the first function
+	// call of the request that fails (RunWebhook classifies it).
+	functionErr *error
 }
 
 // Unauthenticated returns why the caller's token was refused, or nil. A

@@ -28,8 +28,11 @@ type Engine struct {
 	instances *tenant.Registry
 	accounts  *auth.Accounts
 	functions fn.Runtime
-	log       *zap.Logger
-	schemas   *schemas
+	// functionLog receives what the engine itself has to tell an app's
+	// developer (a webhook that cannot run); nil: nothing is written.
+	functionLog fn.LogSink
+	log         *zap.Logger
+	schemas     *schemas
 }
 
 // EngineOption configures an Engine.
@@ -38,6 +41,13 @@ type EngineOption func(*Engine)
 // WithFunctions lets the schemas' @fn fields run on rt.
 func WithFunctions(rt fn.Runtime) EngineOption {
 	return func(e *Engine) { e.functions = rt }
+}
+
+// WithFunctionLog writes the engine's own notes about functions that
+// cannot run (a webhook's field removed by a swap, a version that is not
+// published) to the instances' function logs.
+func WithFunctionLog(logs fn.LogSink) EngineOption {
+	return func(e *Engine) { e.functionLog = logs }
 }
 
 // NewEngine returns the engine over the store, the registry of instances

@@ -43,6 +43,7 @@ func callFunction(p graphql.ResolveParams, f *schema.Field, m *schema.Model) (an
 		args[a.Name] = v
 	}
 	env := c.Env
+	env.functionErr = nil // the calls a function makes back are not the request's own
 	inv := fn.Invocation{
 		App:      c.Instance.App,
 		Name:     f.Fn.Name,
@@ -62,6 +63,9 @@ func callFunction(p graphql.ResolveParams, f *schema.Field, m *schema.Model) (an
 	}
 	res, err := c.Functions.Invoke(p.Context, inv)
 	if err != nil {
+		if c.functionErr != nil && *c.functionErr == nil {
+			*c.functionErr = err
+		}
 		return nil, functionError(err)
 	}
 	return functionValue(f, m, res.Value)

@@ -1,6 +1,7 @@
 package gql
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,13 +11,14 @@ import (
 	"time"
 
 	"github.com/graphql-go/graphql"
-	"go.uber.org/zap"
 
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/fn"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/arcql"
+	"github.com/corehq/core/tenant"
 )
 
 // CheckWebhookTarget reports whether a Webhook's query may point at a
@@ -144,16 +146,9 @@ func (u *upserter) checkWebhook(p graphql.ResolveParams, obj map[string]any, set
 	return nil
 }
 
-// Webhook answers of OpenWebhook. Not found is one answer for an unknown
-// domain or webhook, so that the two cannot be told apart; a webhook that
-// cannot run is the generic failure, its cause in the server's log.
-var (
-	errNoWebhook     = errcode.New(errcode.NotFound, "no such webhook")
-	errWebhookFailed = errcode.New(errcode.BadGateway, "the webhook function failed")
-)
-
-// WebhookFailed is the answer of a webhook whose function failed.
-func WebhookFailed() error { return errWebhookFailed }
+// errNoWebhook is the one answer for an unknown domain or webhook, so
+// that the two cannot be told apart.
+var errNoWebhook = errcode.New(errcode.NotFound, "no such webhook")
 
 // OpenWebhook opens a call of the webhook name (its name, or its id when
 // it has none) of the instance on domain: it finds the Webhook record,
@@ -161,9 +156,10 @@ func WebhookFailed() error { return errWebhookFailed }
 // environment that runs it, as the webhook's account (`as`, else its
 // creator) with a session token of that account lasting lifetime, which a
 // function may call back with. The instance must allow anonymous
-// requests. An unknown domain or webhook is NOT_FOUND; a misconfigured
-// webhook or an account that may not act is the generic failure
-// (WebhookFailed), its cause logged.
+// requests. An unknown domain or webhook is NOT_FOUND; a webhook whose
+// field the schema lacks is WEBHOOK_FIELD_MISSING, and one whose account
+// may not act BAD_GATEWAY, their causes written to the instance's function
+// log and kept in the error for the server's.
 func (e *Engine) OpenWebhook(ctx context.Context, domain, name, clientIP string, lifetime time.Duration) (Env, Request, error) {
 	inst, ok := e.instances.Lookup(domain)
 	if !ok {
@@ -178,13 +174,13 @@ func (e *Engine) OpenWebhook(ctx context.Context, domain, name, clientIP string,
 		return Env{}, Request{}, err
 	}
 	if env.Schema, err = e.Schema(env.Release); err != nil {
-		e.log.Error("compiling the release failed", zap.String("domain", inst.Domain), zap.Error(err))
 		return Env{}, Request{}, err
 	}
 	doc, err := webhookDocument(env.Schema.Model(), hook)
 	if err != nil {
-		e.log.Warn("webhook misconfigured", zap.String("domain", inst.Domain), zap.String("webhook", hook.ID), zap.Error(err))
-		return Env{}, Request{}, errWebhookFailed
+		e.noteWebhook(inst, name, "cannot run: %v", err)
+		return Env{}, Request{}, errcode.Wrap(errcode.WebhookFieldMissing, err,
+			"webhook %s cannot run: its query names a field the instance's schema does not have (the instance's function log has the details)", name)
 	}
 	as, _ := hook.Fields["as"].(string)
 	if as == "" {
@@ -192,10 +188,60 @@ func (e *Engine) OpenWebhook(ctx context.Context, domain, name, clientIP string,
 	}
 	env.Principal, env.Token, err = e.accounts.SessionAs(ctx, e.store, keysOf(inst), as, lifetime)
 	if err != nil {
-		e.log.Warn("webhook account unusable", zap.String("domain", inst.Domain), zap.String("webhook", hook.ID), zap.Error(err))
-		return Env{}, Request{}, errWebhookFailed
+		e.noteWebhook(inst, name, "cannot run as account %s: %v", as, err)
+		return Env{}, Request{}, errcode.Wrap(errcode.BadGateway, err, "webhook %s cannot run: the account it runs as may not act", name)
 	}
 	return env, Request{Query: doc}, nil
+}
+
+// RunWebhook runs an opened webhook call and returns the function's
+// response (WebhookResponse as an object; empty when the function
+// answered none). A failure is classified for the caller without its
+// internals — FUNCTION_ERROR (it threw or answered an error),
+// FUNCTION_NOT_PUBLISHED, TIMEOUT, or BAD_GATEWAY naming what is unusable
+// in its response — its cause kept in the error for the server's log and,
+// where the runtime did not write it already, in the instance's function
+// log.
+func (e *Engine) RunWebhook(ctx context.Context, env Env, req Request) (map[string]any, error) {
+	var fnErr error
+	env.functionErr = &fnErr
+	res := e.Do(ctx, env, req)
+	if len(res.Errors) == 0 {
+		data, _ := res.Data.(map[string]any)
+		out, _ := data["response"].(map[string]any)
+		if out == nil {
+			out = map[string]any{}
+		}
+		return out, nil
+	}
+	first := res.Errors[0]
+	cause := cmp.Or(fnErr, errors.New(first.Message))
+	var (
+		np *fn.NotPublishedError
+		te *fn.TimeoutError
+	)
+	switch {
+	case strings.HasPrefix(first.Message, UnusableResponse):
+		return nil, errcode.New(errcode.BadGateway, "%s", first.Message)
+	case errors.As(fnErr, &np):
+		e.noteWebhook(env.Instance, np.Name+"@"+np.Version, "%v", np)
+		return nil, errcode.Wrap(errcode.FunctionNotPublished, fnErr, "the webhook's function %s version %s is not published", np.Name, np.Version)
+	case errors.As(fnErr, &te), errors.Is(fnErr, fn.ErrTimeout), first.Extensions["code"] == string(errcode.Timeout):
+		return nil, errcode.Wrap(errcode.Timeout, cause, "the webhook function timed out")
+	case fnErr != nil:
+		return nil, errcode.Wrap(errcode.FunctionError, fnErr, "the webhook function failed; the instance's function log has the details")
+	}
+	return nil, errcode.Wrap(errcode.BadGateway, cause, "the webhook function failed")
+}
+
+// noteWebhook writes a line about a webhook that could not run to the
+// instance's function log, where the app's developer looks.
+func (e *Engine) noteWebhook(inst *tenant.Instance, function, format string, args ...any) {
+	if e.functionLog == nil {
+		return
+	}
+	e.functionLog.Append(inst.ID, []fn.LogEntry{{Time: time.Now().UTC(), Level: "runtime", Function: function,
+		Call: store.NewID(), Message: "webhook: " + fmt.Sprintf(format, args...)}})
 }
 
 // findWebhook returns the Webhook named name, or with that id.

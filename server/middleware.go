@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/store"
@@ -50,7 +51,9 @@ func validRequestID(id string) bool {
 // logged: they carry tokens and passwords. The line has no caller: it is
 // always this function, and finding it costs a stack walk per request.
 func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
-	log := s.log.WithOptions(zap.WithCaller(false))
+	// No stack either: a 5xx line carries its cause, and the stack of the
+	// middleware that logs it says nothing.
+	log := s.log.WithOptions(zap.WithCaller(false), zap.AddStacktrace(zap.LevelEnablerFunc(func(zapcore.Level) bool { return false })))
 	return func(c echo.Context) error {
 		start := time.Now()
 		err := next(c)

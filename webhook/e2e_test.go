@@ -11,12 +11,15 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/server/servertest"
@@ -62,11 +65,11 @@ type hooks struct {
 	token string
 }
 
-func start(t *testing.T, settings tenant.Settings) *hooks {
+func start(t *testing.T, settings tenant.Settings, opts ...servertest.Option) *hooks {
 	t.Helper()
 	cfg := fn.DefaultConfig()
 	cfg.Timeout = 400 * time.Millisecond
-	env := servertest.Start(t, servertest.WithFunctionConfig(cfg))
+	env := servertest.Start(t, append([]servertest.Option{servertest.WithFunctionConfig(cfg)}, opts...)...)
 	sdl, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "webhooks.graphql"))
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +98,7 @@ func start(t *testing.T, settings tenant.Settings) *hooks {
 		map[string]any{"name": "mirror", "query": map[string]any{"type": "Mutation", "field": "mirror"}},
 		map[string]any{"name": "respond", "query": map[string]any{"type": "Mutation", "field": "respond", "selection": "status headers body"}},
 		map[string]any{"name": "spin", "query": map[string]any{"type": "Mutation", "field": "spin"}},
+		map[string]any{"name": "ghost", "query": map[string]any{"type": "Mutation", "field": "ghost"}},
 	}}})
 	return h
 }
@@ -254,8 +258,8 @@ func TestWebhookResponses(t *testing.T) {
 		{"strstatus", 502, `{"errors":[{"message":"the webhook function's response is unusable: status \"200\" is not an HTTP status (an integer from 100 to 599)","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
 		{"badheader", 502, `{"errors":[{"message":"the webhook function's response is unusable: header \"X-A\" is not a valid header","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
 		{"numheader", 502, `{"errors":[{"message":"the webhook function's response is unusable: header \"X-N\" is 1: header values must be strings","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
-		{"error", 502, `{"errors":[{"message":"the webhook function failed","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
-		{"throw", 502, `{"errors":[{"message":"the webhook function failed","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
+		{"error", 502, `{"errors":[{"message":"the webhook function failed; the instance's function log has the details","extensions":{"code":"FUNCTION_ERROR"}}]}`, nil, ""},
+		{"throw", 502, `{"errors":[{"message":"the webhook function failed; the instance's function log has the details","extensions":{"code":"FUNCTION_ERROR"}}]}`, nil, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.mode, func(t *testing.T) {
@@ -412,5 +416,77 @@ func TestSandbox(t *testing.T) {
 	wg.Wait()
 	if spinStatus != 504 {
 		t.Errorf("the looping webhook answered %d, want 504", spinStatus)
+	}
+}
+
+// TestWebhookFailuresAreDiagnosed: a function that throws, a version that
+// is not published, and a webhook whose field a release swap removed each
+// answer 502 with their class of failure and nothing of the function's
+// internals; the instance's function log says what happened (the throw's
+// stack, the version, the field), and the server's log line carries the
+// cause without a stack.
+func TestWebhookFailuresAreDiagnosed(t *testing.T) {
+	t.Parallel()
+	core, logs := observer.New(zap.WarnLevel)
+	h := start(t, tenant.Settings{AnonymousRequests: true}, servertest.WithLogger(zap.New(core, zap.AddStacktrace(zap.ErrorLevel))))
+	functionLog := func() string {
+		if err := h.env.Logs.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		_, body := h.env.Admin("GET", "/instances/hooks.test/logs", nil)
+		return dump(body["entries"])
+	}
+	for _, tc := range []struct {
+		name, hook, query, code, log string
+	}{
+		{"throw", "respond", "?mode=throw", "FUNCTION_ERROR", "secret internals at line 7"},
+		{"not published", "ghost", "", "FUNCTION_NOT_PUBLISHED", "function nowhere version v9 is not published"},
+	} {
+		res, out := h.hook("POST", tc.hook, tc.query, nil, "{}")
+		if res.StatusCode != 502 || !strings.Contains(out, `"code":"`+tc.code+`"`) || strings.Contains(out, "secret") {
+			t.Errorf("%s: %d %s, want 502 %s without internals", tc.name, res.StatusCode, out, tc.code)
+		}
+		if l := functionLog(); !strings.Contains(l, tc.log) {
+			t.Errorf("%s: the function log does not say %q: %s", tc.name, tc.log, l)
+		}
+	}
+	if l := functionLog(); !strings.Contains(l, "at main (") && !strings.Contains(l, "index.js:") {
+		t.Errorf("the function log has no stack of the throw: %s", l)
+	}
+
+	// A swap to a release without the field the webhook runs.
+	sdl, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "webhooks.graphql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.env.PutRelease("hooks", "v2", strings.Replace(string(sdl), "  mirror(payload: WebhookPayload): WebhookResponse @fn(name: \"mirror\", version: \"v1\")\n", "", 1))
+	if status, body := h.env.Admin("PATCH", "/instances/hooks.test", map[string]any{"release": "v2"}); status != 200 {
+		t.Fatalf("swap: %d %s", status, dump(body))
+	}
+	res, out := h.hook("POST", "mirror", "", nil, "{}")
+	if res.StatusCode != 502 || !strings.Contains(out, `"code":"WEBHOOK_FIELD_MISSING"`) {
+		t.Errorf("a removed field: %d %s, want 502 WEBHOOK_FIELD_MISSING", res.StatusCode, out)
+	}
+	if l := functionLog(); !strings.Contains(l, "Mutation.mirror is not a field of the schema") {
+		t.Errorf("the function log does not name the missing field: %s", l)
+	}
+
+	// The server's log lines of the three carry their causes, no stack.
+	var causes []string
+	for _, e := range logs.FilterMessage("request").All() {
+		fields := e.ContextMap()
+		if fields["status"] == int64(502) {
+			if e.Stack != "" {
+				t.Errorf("the request log line of %v carries a stack", fields["path"])
+			}
+			if s, ok := fields["error"].(string); ok {
+				causes = append(causes, s)
+			}
+		}
+	}
+	for _, want := range []string{"secret internals", "not published", "not a field of the schema"} {
+		if !slices.ContainsFunc(causes, func(c string) bool { return strings.Contains(c, want) }) {
+			t.Errorf("no request log line says %q: %q", want, causes)
+		}
 	}
 }

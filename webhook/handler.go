@@ -1,12 +1,9 @@
 package webhook
 
 import (
-	"strings"
-
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"go.uber.org/zap"
 
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/gql"
@@ -44,36 +41,25 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.Any("/webhook/:domain/:name", h.serve)
 }
 
+// serve answers one call. Failures are returned, not written, so that the
+// request's log line carries their cause.
 func (h *Handler) serve(c echo.Context) error {
 	ctx := c.Request().Context()
 	env, req, err := h.engine.OpenWebhook(ctx, c.Param("domain"), c.Param("name"), c.RealIP(), h.cfg.TokenLifetime)
 	if err != nil {
-		return errcode.Write(c, err)
+		return err
 	}
 	body, err := errcode.ReadBody(c.Request(), h.cfg.BodyLimit)
 	if err != nil {
-		return errcode.Write(c, err)
+		return err
 	}
 	req.Variables = map[string]any{"payload": payload(c.Request(), body)}
-	res := h.engine.Do(ctx, env, req)
-	if len(res.Errors) > 0 {
-		if res.Errors[0].Extensions["code"] == string(errcode.Timeout) {
-			return errcode.Write(c, errcode.New(errcode.Timeout, "the webhook function timed out"))
-		}
-		if msg := res.Errors[0].Message; strings.HasPrefix(msg, gql.UnusableResponse) {
-			h.engine.Log().Warn("webhook response unusable", zap.String("domain", env.Instance.Domain), zap.String("webhook", c.Param("name")), zap.String("error", msg))
-			return errcode.Write(c, errcode.New(errcode.BadGateway, "%s", msg))
-		}
-		return errcode.Write(c, gql.WebhookFailed())
-	}
-	data, _ := res.Data.(map[string]any)
-	out, _ := data["response"].(map[string]any)
-	if out == nil {
-		out = map[string]any{}
+	out, err := h.engine.RunWebhook(ctx, env, req)
+	if err != nil {
+		return err
 	}
 	if err := writeResponse(c, out); err != nil {
-		h.engine.Log().Warn("webhook response unusable", zap.String("domain", env.Instance.Domain), zap.String("webhook", c.Param("name")), zap.Error(err))
-		return errcode.Write(c, errcode.Wrap(errcode.BadGateway, err, "%s", err))
+		return errcode.Wrap(errcode.BadGateway, err, "%s", err)
 	}
 	return nil
 }

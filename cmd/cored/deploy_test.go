@@ -27,7 +27,7 @@ func startWithFunctions(t *testing.T) *servertest.Env {
 	t.Helper()
 	l := &late{}
 	l.env = servertest.Start(t, servertest.WithRoutes(func(e *echo.Echo) {
-		admin.NewFunctions(l, l, l, auth.HashToken(servertest.AdminToken)).Register(e.Group("/admin/v1"))
+		admin.NewFunctions(l, l, l).Register(admin.Mount(e, auth.HashToken(servertest.AdminToken)))
 	}))
 	f, err := newFunctions(l.env.Store, l.env.Registry, fn.DefaultConfig())
 	if err != nil {

@@ -128,7 +128,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer imgs.Close()
-	engine := gql.NewEngine(gql.DefaultConfig(), st, reg, accounts, log, gql.WithFunctions(runtime))
+	engine := gql.NewEngine(gql.DefaultConfig(), st, reg, accounts, log, gql.WithFunctions(runtime), gql.WithFunctionLog(fns.logs))
 	srv := server.New(cfg, log, st, reg, engine,
 		server.WithFunctions(fns.packages, fns.logs), server.WithImages(imgs))
 	ln, err := net.Listen("tcp", cfg.Addr)

@@ -168,7 +168,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 		functions = images.NewRuntime(runtime, imgs, o.engine)
 		serverOpts = append(serverOpts, server.WithImages(imgs))
 	}
-	engine := gql.NewEngine(o.gqlCfg, st, reg, accounts, o.logger, gql.WithFunctions(functions))
+	engine := gql.NewEngine(o.gqlCfg, st, reg, accounts, o.logger, gql.WithFunctions(functions), gql.WithFunctionLog(logs))
 	srv := server.New(o.cfg, o.logger, st, reg, engine, append(serverOpts, o.server...)...)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close) // runs before the store closes
