@@ -1,12 +1,34 @@
 // Package gql turns an application's schema.Model into the executable
-// GraphQL API of its instances and runs requests on it.
+// GraphQL API of its instances and runs requests on it: it is the engine
+// every door of the service ends in.
+//
+// # The engine
+//
+// Engine (engine.go) is the one way in. For a request it resolves the
+// instance (core-domain, through tenant.Registry.Resolve), the caller
+// (auth.Accounts.Authenticate), the release the instance runs (loaded
+// once: the request finishes on it) and that release's compiled Schema,
+// typed; then it runs documents on it (Engine.Run, Engine.Do). The doors
+// are thin: Handler serves /graphql (handler.go), package rest rewrites
+// /rest/v1 into documents, package webhook hands raw requests to
+// Engine.OpenWebhook and Engine.RunWebhook. They read and write HTTP and
+// never reach the store or each other. Engine.CORS is the instances'
+// cross-origin policy, shared by /graphql and /rest/v1.
+//
+// The engine keeps at most DefaultSchemaLimit (256) releases compiled
+// (schemas.go; a compiled schema takes about 211 KiB, so about 54 MiB at
+// worst, however many releases are stored), evicting those asked for
+// least recently and compiling an evicted one again from its model, once
+// however many requests ask at the same moment. A compiled schema's lookup
+// takes no lock and does not allocate; a request keeps the schema it got
+// until it ends, whatever is evicted meanwhile.
+//
+// # The executor
 //
 // One compiled Schema serves every instance of a release. It holds the
 // graphql-go schema (built once, then warmed so that graphql-go's lazily
 // built parts cannot race) and a bounded cache of parsed and validated
 // documents, so a document text is parsed and validated once per release.
-// Every door of the service (/graphql, /rest/v1, webhooks) ends in
-// Schema.Do (or Schema.Run, which leaves the answer encoded).
 //
 // Cached documents run on a plan compiled once per document and operation
 // (plan.go): selections collected per runtime type, arguments prepared,

@@ -6,8 +6,8 @@
 // Each request is rewritten by Rewrite — a pure function of the schema's
 // API (NewAPI), the method, the route, its path parameters, the query
 // string and the decoded body — into a gql.Request and a Shape, then run
-// with the instance's compiled schema (the release loaded once for the
-// request) exactly as /graphql runs a request. Request values travel
+// on the engine (gql.Engine: the instance, caller and compiled schema it
+// resolved for the request) exactly as /graphql runs a request. Request values travel
 // only as GraphQL variables: the document text depends only on the root
 // field, the record type and which arguments are present, so one text
 // serves every request of a kind and is parsed and validated once per

@@ -2,7 +2,9 @@
 // each, raw, to a function of the instance's schema.
 //
 // {base}/webhook/{domain}/{name} (any method; a webhook without a name is
-// addressed by its id) finds the instance's Webhook record, builds a
+// addressed by its id) asks the engine to open the call
+// (gql.Engine.OpenWebhook: the instance's Webhook record, its document,
+// the session of the account it runs as), builds a
 // WebhookPayload — url {path queryParams port host}, headers, body (the
 // raw body as text, byte for byte for any UTF-8 body, so a signature over
 // it can be checked), method — and runs the field the record's `query`
@@ -18,12 +20,21 @@
 //     (entities are never expanded: the receiver does not parse it),
 //     form-encoded and multipart bodies all reach the function as text.
 //     Bodies over the limit (1 MiB by default) answer 413.
-//   - The response status defaults to 200; one outside 100–599 answers 502.
-//     Header names and values are validated (CR or LF refused) and
-//     hop-by-hop headers dropped. A string body is sent as is (text/plain
+//   - The response status defaults to 200; one that is not an integer
+//     from 100 to 599 ("200" and 200.5 included: they are checked as the
+//     function answered them, before GraphQL's Int coerces them) answers
+//     502 naming the problem. Header values must be strings; names and
+//     values are validated (CR or LF refused) and hop-by-hop headers
+//     dropped. A string body is sent as is (text/plain
 //     unless the function set a content type), any other JSON value
 //     encoded as JSON (application/json). 301/302 with Location redirect.
-//   - A function error answers 502, a function time-out 504, each with a
-//     generic JSON error: never the function's message or stack.
+//   - A failure answers 502 with its class as the code and nothing of the
+//     function's message or stack: FUNCTION_ERROR (it threw or answered
+//     an error), FUNCTION_NOT_PUBLISHED (the bound version is not
+//     published), WEBHOOK_FIELD_MISSING (the field the webhook runs is not
+//     in the instance's schema, e.g. after a release swap); a time-out
+//     answers 504 TIMEOUT. The details go to the instance's function log
+//     (GET /admin/v1/instances/{domain}/logs) and the cause to the server's
+//     log line.
 //   - query.selection, when set, may list only status, headers and body.
 package webhook
