@@ -45,14 +45,20 @@ var benchRequests = []struct {
 		rest.Request{Method: "GET", Route: rest.RouteType, Aggregate: "Book", Query: url.Values{"arcql": {"price > 50"}, "first": {"25"}}}},
 }
 
-// BenchmarkRewrite measures the REST → GraphQL rewrite alone.
-func BenchmarkRewrite(b *testing.B) {
-	c := benchBookstore(b)
+// compiled returns the bench instance and its compiled schema.
+func (c *client) compiled(b *testing.B) (*tenant.Instance, *gql.Schema) {
 	inst, _ := c.env.Registry.Lookup(c.domain)
 	s, err := c.env.Engine.Schema(inst.Release())
 	if err != nil {
 		b.Fatalf("no compiled schema: %v", err)
 	}
+	return inst, s
+}
+
+// BenchmarkRewrite measures the REST → GraphQL rewrite alone.
+func BenchmarkRewrite(b *testing.B) {
+	c := benchBookstore(b)
+	_, s := c.compiled(b)
 	api := rest.NewAPI(s)
 	for _, br := range benchRequests {
 		b.Run(br.name, func(b *testing.B) {
@@ -73,11 +79,7 @@ func BenchmarkRewrite(b *testing.B) {
 // real handler. REST's overhead is rest − graphql.
 func BenchmarkOverhead(b *testing.B) {
 	c := benchBookstore(b)
-	inst, _ := c.env.Registry.Lookup(c.domain)
-	s, err := c.env.Engine.Schema(inst.Release())
-	if err != nil {
-		b.Fatalf("no compiled schema: %v", err)
-	}
+	inst, s := c.compiled(b)
 	api := rest.NewAPI(s)
 	env := gql.Env{Store: c.env.Store, Accounts: c.env.Accounts, Instance: inst, Release: inst.Release(), Schema: s,
 		Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: inst.AdminAccountID}}
