@@ -157,10 +157,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// instances: follow them (DESIGN.md: served by all within 2 s).
 	go reg.Watch(sctx, registrySyncInterval, func(err error) { log.Warn("registry refresh failed", zap.Error(err)) })
 	go imgs.CollectEvery(sctx, imageGCInterval, func(err error) { log.Warn("image garbage collection failed", zap.Error(err)) })
-	context.AfterFunc(sctx, func() { log.Info("shutting down: draining requests in flight") })
+	draining := make(chan struct{})
+	context.AfterFunc(sctx, func() {
+		log.Info("shutting down: draining requests in flight")
+		close(draining)
+	})
 	if err := srv.Serve(sctx, ln); err != nil {
 		return err
 	}
+	<-draining // Serve returns nil only once sctx is done: the line is (being) written
 	log.Info("stopped")
 	return nil
 }
