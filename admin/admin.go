@@ -6,11 +6,11 @@ import (
 
 // Handler serves the apps, releases and instances of /admin/v1.
 type Handler struct {
-	reg *tenant.Registry
+	reg *tenant.Directory
 }
 
 // New returns the admin API over reg.
-func New(reg *tenant.Registry) *Handler {
+func New(reg *tenant.Directory) *Handler {
 	return &Handler{reg: reg}
 }
 

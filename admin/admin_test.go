@@ -197,7 +197,7 @@ func TestAdminToken(t *testing.T) {
 		{name: "unknown path with the token", method: "GET", path: "/secret", status: 404, code: "NOT_FOUND"},
 	})
 	// Nothing was published without the token.
-	if len(env.Registry.Releases()) != 0 {
+	if len(env.Directory.Releases()) != 0 {
 		t.Error("a release was published without the admin token")
 	}
 }
@@ -297,8 +297,8 @@ func TestSharedCompiledSchema(t *testing.T) {
 	env.PutRelease("bookstore", "v2", v2SDL)
 	env.CreateInstance("a.test", "bookstore", "v1", tenant.Settings{})
 	env.CreateInstance("b.test", "bookstore", "v1", tenant.Settings{})
-	a, _ := env.Registry.Lookup("a.test")
-	b, _ := env.Registry.Lookup("b.test")
+	a, _ := env.Directory.Lookup("a.test")
+	b, _ := env.Directory.Lookup("b.test")
 	ca, errA := env.Engine.Schema(a.Release())
 	cb, errB := env.Engine.Schema(b.Release())
 	if errA != nil || errB != nil || ca != cb {
@@ -348,7 +348,7 @@ func TestInstanceDataIsDropped(t *testing.T) {
 	env := servertest.Start(t)
 	env.PutRelease("bookstore", "v1", bookstoreSDL)
 	env.CreateInstance("a.test", "bookstore", "v1", tenant.Settings{})
-	inst, _ := env.Registry.Lookup("a.test")
+	inst, _ := env.Directory.Lookup("a.test")
 	ctx := t.Context()
 	if _, err := env.Store.Get(ctx, inst.ID, "Account", inst.AdminAccountID); err != nil {
 		t.Fatalf("the admin account is missing: %v", err)

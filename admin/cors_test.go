@@ -38,7 +38,7 @@ func TestInstanceCORS(t *testing.T) {
 		{name: "refused patch changed nothing", method: "GET", path: "/instances/a.test", status: 200, check: wantFields(origins("http://localhost:3000", "*"))},
 		{name: "clear", method: "PATCH", path: "/instances/a.test", body: origins(), status: 200, check: wantFields(origins())},
 	})
-	if inst, ok := env.Registry.Lookup("b.test"); !ok || !inst.Settings.CORS.Allows("https://app.example.com") || inst.Settings.CORS.Allows("https://evil.example") {
-		t.Errorf("b.test's CORS policy in the registry: %+v", inst)
+	if inst, ok := env.Directory.Lookup("b.test"); !ok || !inst.Settings.CORS.Allows("https://app.example.com") || inst.Settings.CORS.Allows("https://evil.example") {
+		t.Errorf("b.test's CORS policy in the directory: %+v", inst)
 	}
 }

@@ -28,7 +28,7 @@ type FunctionLog interface {
 	Clear(ctx context.Context, instanceID string) error
 }
 
-// Instances finds an instance by domain (*tenant.Registry).
+// Instances finds an instance by domain (*tenant.Directory).
 type Instances interface {
 	Instance(domain string) (*tenant.Instance, error)
 }

@@ -146,7 +146,7 @@ func TestFunctionLogRoute(t *testing.T) {
 	s := startFunctions(t)
 	s.PutRelease("shop", "v1", bookstoreSDL)
 	s.CreateInstance("shop.test", "shop", "v1", tenant.Settings{})
-	inst, err := s.Registry.Instance("shop.test")
+	inst, err := s.Directory.Instance("shop.test")
 	if err != nil {
 		t.Fatal(err)
 	}

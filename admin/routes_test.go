@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/corehq/core/images"
+	"github.com/corehq/core/oci"
 	"github.com/corehq/core/server/servertest"
 )
 
@@ -18,7 +18,7 @@ import (
 // 401 UNAUTHENTICATED before doing anything.
 func TestEveryAdminRouteNeedsTheToken(t *testing.T) {
 	t.Parallel()
-	env := servertest.Start(t, servertest.WithImages(images.DefaultConfig(), nil))
+	env := servertest.Start(t, servertest.WithImages(oci.DefaultConfig(), nil))
 	e, ok := env.Server.Handler().(*echo.Echo)
 	if !ok {
 		t.Fatalf("the server's handler is a %T, not echo", env.Server.Handler())

@@ -12,7 +12,11 @@
 // stack), *LimitError, ErrBusy, ErrTooDeep and ErrClosed are the others.
 // JS, the embedded JavaScript runtime on goja, is the default; its
 // lifecycle is NewJS (validate the Config), Invoke, Close, and cmd/
-// builds it.
+// builds it. Gateway (gateway.go) runs functions delivered as container
+// images by POSTing each call to an HTTP function gateway (OpenFaaS,
+// Knative), and Router (router.go) sends a call to JS when the version
+// has a package and to Gateway when the OCI registry (package oci) says
+// its last push was a container image.
 //
 // # The function contract
 //

@@ -9,7 +9,7 @@ import (
 	"github.com/corehq/core/schema"
 )
 
-// TestConcurrentBuilds builds schemas in parallel, as a registry does when
+// TestConcurrentBuilds builds schemas in parallel, as the instance directory does when
 // an evicted release is compiled again while another is uploaded. Every
 // schema shares graphql-go's introspection types; under -race this fails
 // unless builds take turns (buildMu).

@@ -5,7 +5,7 @@
 // # The engine
 //
 // Engine (engine.go) is the one way in. For a request it resolves the
-// instance (core-domain, through tenant.Registry.Resolve), the caller
+// instance (core-domain, through tenant.Directory.Resolve), the caller
 // (auth.Accounts.Authenticate), the release the instance runs (loaded
 // once: the request finishes on it) and that release's compiled Schema,
 // typed; then it runs documents on it (Engine.Run, Engine.Do). The doors

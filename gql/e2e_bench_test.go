@@ -52,7 +52,7 @@ func benchHTTP(b *testing.B, reference bool, query string, vars map[string]any) 
 		c.data(upsertDoc, map[string]any{"v": map[string]any{"Book": books}})
 	}
 	if reference {
-		inst, _ := env.Registry.Lookup("bench.test")
+		inst, _ := env.Directory.Lookup("bench.test")
 		s, err := env.Engine.Schema(inst.Release())
 		if err != nil {
 			b.Fatal(err)

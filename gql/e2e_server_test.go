@@ -139,7 +139,7 @@ func TestEvictedReleaseAnswers(t *testing.T) {
 	t.Parallel()
 	c := newBookstore(t)
 	c.data(upsertDoc, map[string]any{"v": map[string]any{"Book": map[string]any{"core": map[string]any{"id": "b"}, "title": "Kept"}}})
-	rel, ok := c.env.Registry.Release("bookstore", "v1")
+	rel, ok := c.env.Directory.Release("bookstore", "v1")
 	if !ok {
 		t.Fatal("no release v1")
 	}
@@ -150,7 +150,7 @@ func TestEvictedReleaseAnswers(t *testing.T) {
 
 	c.env.Engine.SetSchemaLimit(1)
 	c.env.PutRelease("bookstore", "v2", bookstoreSDL(t)+"\ntype Shelf { label: String }\n")
-	v2, _ := c.env.Registry.Release("bookstore", "v2")
+	v2, _ := c.env.Directory.Release("bookstore", "v2")
 	if _, err := c.env.Engine.Schema(v2); err != nil { // as a request of an instance of v2 would
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 type Engine struct {
 	cfg       Config
 	store     store.Store
-	instances *tenant.Registry
+	instances *tenant.Directory
 	accounts  *auth.Accounts
 	functions fn.Runtime
 	// functionLog receives what the engine itself has to tell an app's
@@ -50,9 +50,9 @@ func WithFunctionLog(logs fn.LogSink) EngineOption {
 	return func(e *Engine) { e.functionLog = logs }
 }
 
-// NewEngine returns the engine over the store, the registry of instances
+// NewEngine returns the engine over the store, the directory of instances
 // and the accounts service; schemas are compiled with cfg's limits.
-func NewEngine(cfg Config, st store.Store, instances *tenant.Registry, accounts *auth.Accounts, log *zap.Logger, opts ...EngineOption) *Engine {
+func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts *auth.Accounts, log *zap.Logger, opts ...EngineOption) *Engine {
 	e := &Engine{cfg: cfg, store: st, instances: instances, accounts: accounts, log: log}
 	for _, o := range opts {
 		o(e)

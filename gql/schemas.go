@@ -28,13 +28,13 @@ var errUnfinished = errors.New("gql: compiling the release did not finish")
 // lookup by pointer), tick counts builds, a release asked for records the
 // current tick only when its own differs, and a build that takes the
 // count past the limit drops the schemas of the releases with the oldest
-// ticks, and of releases the registry no longer holds. Builds are rare,
+// ticks, and of releases the directory no longer holds. Builds are rare,
 // so a copy of the map per build and a scan to evict are cheap. Dropping
 // is only forgetting the pointer: a request holding the schema keeps it,
 // and the garbage collector frees it after. Safe for concurrent use.
 type schemas struct {
 	build func(*schema.Model) (*Schema, error)
-	// holds reports whether the registry still serves a release; the
+	// holds reports whether the directory still serves a release; the
 	// compiled schema of one it does not is dropped at the next build.
 	holds func(*tenant.Release) bool
 	tick  atomic.Uint64

@@ -18,13 +18,13 @@ import (
 const schemasSDL = `type Author { name: String age: Int bestbook: Book booklist: [Book!] }
 type Book @indices(sets: [["price"]]) { title: String authorid: Int price: Float }`
 
-// schemasHarness is a schema cache over a real registry whose builds are
+// schemasHarness is a schema cache over a real directory whose builds are
 // counted (and, with gate set, held until it is closed; each build first
 // sends on entered). Builds make a Schema holding only the model: the
 // cache never looks further.
 type schemasHarness struct {
 	t             testing.TB
-	reg           *tenant.Registry
+	reg           *tenant.Directory
 	c             *schemas
 	builds        atomic.Int32
 	fail          atomic.Bool
@@ -40,7 +40,7 @@ func newSchemasHarness(t testing.TB, limit int) *schemasHarness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h := &schemasHarness{t: t, reg: tenant.NewRegistry(st)}
+	h := &schemasHarness{t: t, reg: tenant.NewDirectory(st)}
 	h.c = newSchemas(func(m *schema.Model) (*Schema, error) {
 		h.builds.Add(1)
 		if h.gate != nil {
@@ -247,9 +247,9 @@ func TestSchemaBuildError(t *testing.T) {
 	h.get(v1)
 }
 
-// TestSchemasFollowRegistry: a replaced release no longer counts against
+// TestSchemasFollowDirectory: a replaced release no longer counts against
 // the bound once another is built.
-func TestSchemasFollowRegistry(t *testing.T) {
+func TestSchemasFollowDirectory(t *testing.T) {
 	t.Parallel()
 	h := newSchemasHarness(t, DefaultSchemaLimit)
 	h.get(h.put("v1", schemasSDL))

@@ -47,7 +47,7 @@ var benchRequests = []struct {
 
 // compiled returns the bench instance and its compiled schema.
 func (c *client) compiled(b *testing.B) (*tenant.Instance, *gql.Schema) {
-	inst, _ := c.env.Registry.Lookup(c.domain)
+	inst, _ := c.env.Directory.Lookup(c.domain)
 	s, err := c.env.Engine.Schema(inst.Release())
 	if err != nil {
 		b.Fatalf("no compiled schema: %v", err)

@@ -13,7 +13,7 @@ const module = "github.com/corehq/core/"
 
 // doors are the packages that turn HTTP into requests of the engine
 // (gql.Engine; gql's own door, Handler, lives beside it) or of the
-// registry (admin). They read and write HTTP only: none imports the store
+// directory (admin). They read and write HTTP only: none imports the store
 // (the filter language, store/arcql, is not the store) or another door.
 var doors = []string{"rest", "webhook"}
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/corehq/core/admin"
 	"github.com/corehq/core/gql"
-	"github.com/corehq/core/images"
+	"github.com/corehq/core/oci"
 	"github.com/corehq/core/rest"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
@@ -25,7 +25,7 @@ type Server struct {
 	cfg    Config
 	log    *zap.Logger
 	st     store.Store
-	reg    *tenant.Registry
+	reg    *tenant.Directory
 	engine *gql.Engine
 	opts   options
 	echo   *echo.Echo
@@ -40,14 +40,14 @@ type options struct {
 	fnPackages   admin.FunctionStore
 	fnLogs       admin.FunctionLog
 	hasFunctions bool
-	images       *images.Registry
+	images       *oci.Registry
 }
 
 // WithImages serves the container registry of function images at /v2/
 // and mounts its admin routes (/admin/v1/apps/{app}/registry…,
 // /admin/v1/registry/gc). Its requests skip the body limit: the registry
 // bounds them itself.
-func WithImages(r *images.Registry) Option {
+func WithImages(r *oci.Registry) Option {
 	return func(o *options) { o.images = r }
 }
 
@@ -65,9 +65,9 @@ func WithRoutes(mount func(e *echo.Echo)) Option {
 }
 
 // New builds the server over a store (for its readiness probe), the
-// registry of instances (for the admin API) and the engine every data door
+// directory of instances (for the admin API) and the engine every data door
 // runs on (gql.NewEngine).
-func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Registry, engine *gql.Engine, opts ...Option) *Server {
+func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Directory, engine *gql.Engine, opts ...Option) *Server {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
@@ -117,7 +117,7 @@ func (s *Server) routes() {
 		admin.NewFunctions(s.reg, s.opts.fnPackages, s.opts.fnLogs).Register(adminAPI)
 	}
 	if r := s.opts.images; r != nil {
-		admin.NewRegistry(r.Tokens(), r, r).Register(adminAPI)
+		admin.NewOCI(r.Tokens(), r, r).Register(adminAPI)
 		r.Register(e)
 	}
 

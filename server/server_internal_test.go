@@ -28,7 +28,7 @@ func slowServer(t *testing.T, cfg Config) (s *Server, entered, release chan stru
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	reg := tenant.NewRegistry(st)
+	reg := tenant.NewDirectory(st)
 	if err := reg.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -102,7 +102,7 @@ func TestReadyz(t *testing.T) {
 	}
 	defer st.Close()
 	ps := &pingStore{Store: st}
-	reg := tenant.NewRegistry(ps)
+	reg := tenant.NewDirectory(ps)
 	accounts := auth.NewAccounts([]byte("server test session secret of 32 bytes"))
 	engine := gql.NewEngine(gql.DefaultConfig(), ps, reg, accounts, zap.NewNop())
 	h := server.New(server.DefaultConfig(), zap.NewNop(), ps, reg, engine).Handler()
@@ -208,7 +208,7 @@ func TestBodyLimit(t *testing.T) {
 			t.Errorf("status %d, want 413", res.StatusCode)
 		}
 	})
-	if _, ok := env.Registry.Release("bookstore", "v2"); ok {
+	if _, ok := env.Directory.Release("bookstore", "v2"); ok {
 		t.Error("an oversized release was published")
 	}
 }

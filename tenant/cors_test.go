@@ -36,7 +36,7 @@ func TestCORSAllows(t *testing.T) {
 }
 
 // TestCORSSettings: the policy is checked, kept across a reload of the
-// registry, and changed by a partial settings patch.
+// directory, and changed by a partial settings patch.
 func TestCORSSettings(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -54,7 +54,7 @@ func TestCORSSettings(t *testing.T) {
 		Settings: tenant.Settings{CORS: want}}); err != nil {
 		t.Fatal(err)
 	}
-	reloaded := h.newRegistry()
+	reloaded := h.newDirectory()
 	if err := reloaded.Load(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package tenant maps domains to instances: apps, their immutable releases
 // (SDL and the model parsed from it) and the instances that run them.
 //
-// The Registry is the one owner of that state. It persists every release
+// The Directory is the one owner of that state. It persists every release
 // and instance as a store document, parses each release once and shares
 // it among the instances running it, and answers Lookup(domain) (and
 // Resolve, the core-domain rule of data requests) from an immutable map

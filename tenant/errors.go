@@ -2,7 +2,7 @@ package tenant
 
 import "errors"
 
-// Sentinels for the conditions callers branch on. The Registry returns them
+// Sentinels for the conditions callers branch on. The Directory returns them
 // inside an *errcode.Error whose message is meant for the client, so the
 // admin API answers it as is; errors.Is finds the sentinel.
 var (

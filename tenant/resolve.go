@@ -10,7 +10,7 @@ const Header = "core-domain"
 // Resolve returns the instance a data request names in its core-domain
 // header: a missing domain is BAD_REQUEST, a domain no instance serves
 // UNKNOWN_DOMAIN. It is a lock-free map lookup.
-func (r *Registry) Resolve(domain string) (*Instance, error) {
+func (r *Directory) Resolve(domain string) (*Instance, error) {
 	if domain == "" {
 		return nil, errcode.New(errcode.BadRequest, "%s header is required", Header)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // Several cored processes may share one store (MongoDB). Each change a
-// registry persists is followed by a version mark: a document of kind
+// directory persists is followed by a version mark: a document of kind
 // docVersion under the process's own key, holding a fresh id. Every
 // process polls the marks (Watch) and, when any differs from what it last
 // saw, reloads the releases and instances from the store, keeping what did
@@ -35,10 +35,10 @@ type versionMark struct {
 }
 
 // marks reads every process's mark, keyed by process, as raw values.
-func (r *Registry) marks(ctx context.Context) (map[string]string, error) {
+func (r *Directory) marks(ctx context.Context) (map[string]string, error) {
 	docs, err := r.st.ListDocs(ctx, docVersion)
 	if err != nil {
-		return nil, fmt.Errorf("tenant: reading the registry version: %w", err)
+		return nil, fmt.Errorf("tenant: reading the directory version: %w", err)
 	}
 	out := make(map[string]string, len(docs))
 	for k, v := range docs {
@@ -50,7 +50,7 @@ func (r *Registry) marks(ctx context.Context) (map[string]string, error) {
 // bump writes this process's mark after a change it persisted; r.mu is
 // held. A failure is kept and retried by the next Refresh: the change is
 // stored, only the other processes' notice is late.
-func (r *Registry) bump(ctx context.Context) {
+func (r *Directory) bump(ctx context.Context) {
 	raw, err := json.Marshal(versionMark{Version: store.NewID(), At: time.Now().UTC()})
 	if err == nil {
 		err = r.st.PutDoc(context.WithoutCancel(ctx), docVersion, r.process, raw)
@@ -65,11 +65,11 @@ func (r *Registry) bump(ctx context.Context) {
 	}
 }
 
-// Refresh brings the registry in step with the store when another process
+// Refresh brings the directory in step with the store when another process
 // changed it since the last look, and reports whether it reloaded. A
 // release that no longer parses or an instance whose release is missing
-// is an error, and the registry keeps serving what it had.
-func (r *Registry) Refresh(ctx context.Context) (bool, error) {
+// is an error, and the directory keeps serving what it had.
+func (r *Directory) Refresh(ctx context.Context) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.bumpFailed {
@@ -92,7 +92,7 @@ func (r *Registry) Refresh(ctx context.Context) (bool, error) {
 // Watch calls Refresh every interval until ctx ends. onError, when not
 // nil, receives each failure; the loop goes on (the database may be back
 // at the next tick).
-func (r *Registry) Watch(ctx context.Context, interval time.Duration, onError func(error)) {
+func (r *Directory) Watch(ctx context.Context, interval time.Duration, onError func(error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -109,7 +109,7 @@ func (r *Registry) Watch(ctx context.Context, interval time.Duration, onError fu
 
 // startMarks records the marks Load saw and removes stale ones of other
 // processes; r.mu is held.
-func (r *Registry) startMarks(ctx context.Context, marks map[string]string) {
+func (r *Directory) startMarks(ctx context.Context, marks map[string]string) {
 	r.seen = marks
 	for k, v := range marks {
 		var m versionMark
@@ -121,7 +121,7 @@ func (r *Registry) startMarks(ctx context.Context, marks map[string]string) {
 
 // reload replaces the state with what the store holds, reusing the
 // releases and instances that did not change; r.mu is held.
-func (r *Registry) reload(ctx context.Context) (err error) {
+func (r *Directory) reload(ctx context.Context) (err error) {
 	relDocs, err := r.st.ListDocs(ctx, docRelease)
 	if err != nil {
 		return fmt.Errorf("tenant: loading releases: %w", err)

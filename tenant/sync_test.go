@@ -9,10 +9,10 @@ import (
 	"github.com/corehq/core/tenant"
 )
 
-// TestRefreshFollowsAnotherRegistry: two registries over one store stand
+// TestRefreshFollowsAnotherDirectory: two directories over one store stand
 // for two cored processes sharing a database. What one changes, the other
 // serves after Refresh, compiling only what is new.
-func TestRefreshFollowsAnotherRegistry(t *testing.T) {
+func TestRefreshFollowsAnotherDirectory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h := newHarness(t)
@@ -20,7 +20,7 @@ func TestRefreshFollowsAnotherRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.putRelease("v1", bookstoreSDL)
-	other := h.newRegistry()
+	other := h.newDirectory()
 	if err := other.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestRefreshFollowsAnotherRegistry(t *testing.T) {
 	refresh(true)
 	got, ok := other.Lookup("books.test")
 	if !ok || got.ID != inst.ID || got.Release().Name != "v1" {
-		t.Fatalf("other registry: %v %v", got, ok)
+		t.Fatalf("other directory: %v %v", got, ok)
 	}
 
 	h.putRelease("v2", bookstoreV2SDL)
@@ -54,7 +54,7 @@ func TestRefreshFollowsAnotherRegistry(t *testing.T) {
 		t.Error("a release swap replaced the instance value instead of swapping its release")
 	}
 	if again.Release().Name != "v2" {
-		t.Errorf("other registry serves %s, want v2", again.Release().Name)
+		t.Errorf("other directory serves %s, want v2", again.Release().Name)
 	}
 	if !slices.ContainsFunc(h.st.lastDeclared(inst.ID), func(s store.TypeSpec) bool { return s.Name == "Shelf" }) {
 		t.Errorf("v2's types were not declared: %+v", h.st.lastDeclared(inst.ID))
@@ -74,9 +74,9 @@ func TestRefreshFollowsAnotherRegistry(t *testing.T) {
 	}
 	refresh(true)
 	if _, ok := other.Lookup("books.test"); ok {
-		t.Error("a deleted instance still serves in the other registry")
+		t.Error("a deleted instance still serves in the other directory")
 	}
 	if changed, err := h.reg.Refresh(ctx); err != nil || changed {
-		t.Errorf("a registry's own changes made it reload: %v, %v", changed, err)
+		t.Errorf("a directory's own changes made it reload: %v, %v", changed, err)
 	}
 }

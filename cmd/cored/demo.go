@@ -24,7 +24,7 @@ const demoQuery = `{ find(type: Book, arcql: "*") { edges { node { ... on Book {
 // on every start, rotates the instance token and prints it with a curl
 // that lists the records. A failed seeding removes the new instance, so
 // the next start tries again from scratch.
-func deployDemo(ctx context.Context, reg *tenant.Registry, h http.Handler, base string, out io.Writer) error {
+func deployDemo(ctx context.Context, reg *tenant.Directory, h http.Handler, base string, out io.Writer) error {
 	app, sdl, err := loadApp(demo.FS())
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)

@@ -29,7 +29,7 @@ func startWithFunctions(t *testing.T) *servertest.Env {
 	l.env = servertest.Start(t, servertest.WithRoutes(func(e *echo.Echo) {
 		admin.NewFunctions(l, l, l).Register(admin.Mount(e, auth.HashToken(servertest.AdminToken)))
 	}))
-	f, err := newFunctions(l.env.Store, l.env.Registry, fn.DefaultConfig())
+	f, err := newFunctions(l.env.Store, l.env.Directory, fn.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func startWithFunctions(t *testing.T) *servertest.Env {
 }
 
 // late forwards the function routes to what is built after the server
-// starts (its store and registry exist only then).
+// starts (its store and directory exist only then).
 type late struct {
 	env *servertest.Env
 	f   *functions
@@ -62,7 +62,7 @@ func (l *late) Read(ctx context.Context, id string, limit int) ([]fn.LogEntry, e
 }
 func (l *late) Clear(ctx context.Context, id string) error { return l.f.logs.Clear(ctx, id) }
 func (l *late) Instance(domain string) (*tenant.Instance, error) {
-	return l.env.Registry.Instance(domain)
+	return l.env.Directory.Instance(domain)
 }
 
 const bookstoreSDL = `type Author { name: String age: Int bestbook: Book booklist: [Book!] }
@@ -208,12 +208,12 @@ instances:
 
 	// The printed tokens are the instances' tokens, and the settings landed.
 	for _, d := range []string{"a.test", "b.test", "c.test"} {
-		inst, ok := srv.Registry.Lookup(d)
+		inst, ok := srv.Directory.Lookup(d)
 		if !ok || !auth.TokenMatches(tokens[d], inst.TokenHash) {
 			t.Errorf("%s: the printed token %q does not open the instance", d, tokens[d])
 		}
 	}
-	b, _ := srv.Registry.Lookup("b.test")
+	b, _ := srv.Directory.Lookup("b.test")
 	want := tenant.Settings{AnonymousRegistration: true, Env: map[string]string{"STRIPE_SECRET": "whsec_rotated", "PORT": "8080"}}
 	if diff := cmp.Diff(want, b.Settings); diff != "" || b.Release().Name != "v2" {
 		t.Errorf("b.test settings (-want +got):\n%s\nrelease %s", diff, b.Release().Name)

@@ -21,7 +21,7 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
-	"github.com/corehq/core/images"
+	"github.com/corehq/core/oci"
 	"github.com/corehq/core/server"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/bolt"
@@ -98,7 +98,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer st.Close()
 
-	reg := tenant.NewRegistry(st)
+	reg := tenant.NewDirectory(st)
 	if err := reg.Load(ctx); err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	// Other cored processes on the same store may change releases and
 	// instances: follow them (DESIGN.md: served by all within 2 s).
-	go reg.Watch(sctx, registrySyncInterval, func(err error) { log.Warn("registry refresh failed", zap.Error(err)) })
+	go reg.Watch(sctx, directorySyncInterval, func(err error) { log.Warn("directory refresh failed", zap.Error(err)) })
 	go imgs.CollectEvery(sctx, imageGCInterval, func(err error) { log.Warn("image garbage collection failed", zap.Error(err)) })
 	draining := make(chan struct{})
 	context.AfterFunc(sctx, func() {
@@ -174,14 +174,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 // published packages and the instances' function logs, both kept in the
 // store.
 type functions struct {
-	reg      *tenant.Registry
+	reg      *tenant.Directory
 	packages *fn.Packages
 	logs     *fn.Log
 	// runtime runs the functions bound with @fn (a fn.Runtime for gql).
 	runtime *fn.JS
 }
 
-func newFunctions(st store.Store, reg *tenant.Registry, cfg fn.Config) (*functions, error) {
+func newFunctions(st store.Store, reg *tenant.Directory, cfg fn.Config) (*functions, error) {
 	pk := fn.NewPackages(st, fn.DefaultPackagesConfig())
 	logs := fn.NewLog(st, fn.DefaultLogConfig())
 	rt, err := fn.NewJS(cfg, pk, logs)
@@ -204,32 +204,32 @@ func (f *functions) close(log *zap.Logger) {
 // newImages starts the function image registry (served at /v2/) and the
 // runtime that runs its images: JavaScript ones on the embedded runtime,
 // others on the function gateway when one is configured.
-func newImages(ctx context.Context, st store.Store, fns *functions, adminHash [32]byte, gateway string, log *zap.Logger) (*images.Registry, fn.Runtime, error) {
-	images.RouteLibraryLogs(log)
-	imgs, err := images.New(ctx, images.DefaultConfig(), st, fns.packages, adminHash)
+func newImages(ctx context.Context, st store.Store, fns *functions, adminHash [32]byte, gateway string, log *zap.Logger) (*oci.Registry, fn.Runtime, error) {
+	oci.RouteLibraryLogs(log)
+	imgs, err := oci.New(ctx, oci.DefaultConfig(), st, fns.packages, adminHash)
 	if err != nil {
 		return nil, nil, err
 	}
 	var engine fn.Runtime
 	if gateway != "" {
-		gcfg := images.DefaultGatewayConfig()
+		gcfg := fn.DefaultGatewayConfig()
 		gcfg.URL = gateway
-		gw, err := images.NewGateway(gcfg, fns.logs)
+		gw, err := fn.NewGateway(gcfg, fns.logs)
 		if err != nil {
 			_ = imgs.Close()
 			return nil, nil, usageError{fmt.Sprintf("--function-gateway: %v", err)}
 		}
 		engine = gw
 	}
-	return imgs, images.NewRuntime(fns.runtime, imgs, engine), nil
+	return imgs, fn.NewRouter(fns.runtime, imgs, engine), nil
 }
 
 // imageGCInterval is how often the image registry collects garbage.
 const imageGCInterval = 6 * time.Hour
 
-// registrySyncInterval is how often the registry looks for changes made by
+// directorySyncInterval is how often the directory looks for changes made by
 // other processes sharing the store.
-const registrySyncInterval = 500 * time.Millisecond
+const directorySyncInterval = 500 * time.Millisecond
 
 // openStore opens the MongoDB store when a URI is set, else the embedded
 // store in the data directory. where describes it for the log, without the

@@ -26,7 +26,7 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
-	"github.com/corehq/core/images"
+	"github.com/corehq/core/oci"
 	"github.com/corehq/core/server"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
@@ -40,12 +40,12 @@ type Env struct {
 	t testing.TB
 	// URL is the server's base URL (http://127.0.0.1:port).
 	URL string
-	// Store, Registry and Server are the server's parts, for assertions
+	// Store, Directory and Server are the server's parts, for assertions
 	// that HTTP cannot make.
-	Store    store.Store
-	Registry *tenant.Registry
-	Engine   *gql.Engine
-	Server   *server.Server
+	Store     store.Store
+	Directory *tenant.Directory
+	Engine    *gql.Engine
+	Server    *server.Server
 	// Accounts is the accounts service; tests move its clock (Shift).
 	Accounts *auth.Accounts
 	// Packages, Logs and Functions are the function store, the function
@@ -55,7 +55,7 @@ type Env struct {
 	Functions *fn.JS
 	// Images is the function image registry served at /v2/, when
 	// WithImages asked for it.
-	Images *images.Registry
+	Images *oci.Registry
 	// Client is the HTTP client the helpers use.
 	Client *http.Client
 }
@@ -71,14 +71,14 @@ type options struct {
 	store     store.Store   // WithStore; nil: one of the current kind (stores.go)
 	syncEvery time.Duration // WithSyncInterval
 	fnCfg     fn.Config
-	images    *images.Config // WithImages
-	engine    fn.Runtime     // WithImages
+	images    *oci.Config // WithImages
+	engine    fn.Runtime  // WithImages
 }
 
 // WithImages serves the function image registry at /v2/ (cored always
 // does), configured by cfg, with engine as the container engine of
 // non-JavaScript images (nil: none, as cored by default).
-func WithImages(cfg images.Config, engine fn.Runtime) Option {
+func WithImages(cfg oci.Config, engine fn.Runtime) Option {
 	return func(o *options) { o.images, o.engine = &cfg, engine }
 }
 
@@ -133,7 +133,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if st == nil {
 		st = openStore(t)
 	}
-	reg := tenant.NewRegistry(st)
+	reg := tenant.NewDirectory(st)
 	if err := reg.Load(context.Background()); err != nil {
 		t.Fatalf("servertest: loading the registry: %v", err)
 	}
@@ -158,21 +158,21 @@ func Start(t testing.TB, opts ...Option) *Env {
 	})
 	var functions fn.Runtime = runtime
 	serverOpts := []server.Option{server.WithFunctions(packages, logs)}
-	var imgs *images.Registry
+	var imgs *oci.Registry
 	if o.images != nil {
-		imgs, err = images.New(context.Background(), *o.images, st, packages, o.cfg.AdminTokenHash)
+		imgs, err = oci.New(context.Background(), *o.images, st, packages, o.cfg.AdminTokenHash)
 		if err != nil {
 			t.Fatalf("servertest: starting the image registry: %v", err)
 		}
 		t.Cleanup(func() { _ = imgs.Close() })
-		functions = images.NewRuntime(runtime, imgs, o.engine)
+		functions = fn.NewRouter(runtime, imgs, o.engine)
 		serverOpts = append(serverOpts, server.WithImages(imgs))
 	}
 	engine := gql.NewEngine(o.gqlCfg, st, reg, accounts, o.logger, gql.WithFunctions(functions), gql.WithFunctionLog(logs))
 	srv := server.New(o.cfg, o.logger, st, reg, engine, append(serverOpts, o.server...)...)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close) // runs before the store closes
-	return &Env{t: t, URL: hs.URL, Store: st, Registry: reg, Engine: engine, Accounts: accounts, Server: srv, Client: hs.Client(),
+	return &Env{t: t, URL: hs.URL, Store: st, Directory: reg, Engine: engine, Accounts: accounts, Server: srv, Client: hs.Client(),
 		Packages: packages, Logs: logs, Functions: runtime, Images: imgs}
 }
 

@@ -1,4 +1,4 @@
-package images
+package oci
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/corehq/core/fn"
-	"github.com/corehq/core/images/docfs"
+	"github.com/corehq/core/oci/docfs"
 	"github.com/corehq/core/store"
 )
 
@@ -34,8 +34,8 @@ type Publisher interface {
 }
 
 var (
-	_ Publisher      = (*fn.Packages)(nil)
-	_ FunctionImages = (*Registry)(nil)
+	_ Publisher     = (*fn.Packages)(nil)
+	_ fn.Containers = (*Registry)(nil)
 )
 
 // Registry is the service's container registry of function images: the
@@ -82,7 +82,7 @@ type driverFactory struct{}
 func (driverFactory) Create(_ context.Context, params map[string]any) (storagedriver.StorageDriver, error) {
 	d, ok := params["driver"].(storagedriver.StorageDriver)
 	if !ok {
-		return nil, errors.New("images: the configuration holds no docfs driver")
+		return nil, errors.New("oci: the configuration holds no docfs driver")
 	}
 	return d, nil
 }
@@ -95,7 +95,7 @@ func New(ctx context.Context, cfg Config, st store.Store, pk Publisher, adminHas
 		return nil, err
 	}
 	if st == nil || pk == nil {
-		return nil, errors.New("images: New needs a store and a publisher")
+		return nil, errors.New("oci: New needs a store and a publisher")
 	}
 	secret, err := uploadSecret(ctx, st)
 	if err != nil {
@@ -109,7 +109,7 @@ func New(ctx context.Context, cfg Config, st store.Store, pk Publisher, adminHas
 	ns, err := storage.NewRegistry(context.Background(), d, storage.EnableDelete)
 	if err != nil {
 		_ = app.Shutdown()
-		return nil, fmt.Errorf("images: %w", err)
+		return nil, fmt.Errorf("oci: %w", err)
 	}
 	return &Registry{cfg: cfg, st: st, pk: pk, tokens: NewTokens(st), adminHash: adminHash, driver: d, app: app, ns: ns}, nil
 }
@@ -138,7 +138,7 @@ func newApp(d storagedriver.StorageDriver, secret string) (app *handlers.App, er
 	conf.Tags.MaxTags = 1000
 	defer func() {
 		if x := recover(); x != nil {
-			err = fmt.Errorf("images: starting the registry: %v", x)
+			err = fmt.Errorf("oci: starting the registry: %v", x)
 		}
 	}()
 	return handlers.NewApp(context.Background(), conf), nil
@@ -152,18 +152,18 @@ func uploadSecret(ctx context.Context, st store.Store) (string, error) {
 		return string(raw), nil
 	}
 	if !errors.Is(err, store.ErrNotFound) {
-		return "", fmt.Errorf("images: reading the upload secret: %w", err)
+		return "", fmt.Errorf("oci: reading the upload secret: %w", err)
 	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("images: making the upload secret: %w", err)
+		return "", fmt.Errorf("oci: making the upload secret: %w", err)
 	}
 	if err := st.PutDoc(ctx, docService, keyUploadSecret, []byte(hex.EncodeToString(b[:]))); err != nil {
-		return "", fmt.Errorf("images: storing the upload secret: %w", err)
+		return "", fmt.Errorf("oci: storing the upload secret: %w", err)
 	}
 	raw, err = st.GetDoc(ctx, docService, keyUploadSecret)
 	if err != nil {
-		return "", fmt.Errorf("images: reading the upload secret: %w", err)
+		return "", fmt.Errorf("oci: reading the upload secret: %w", err)
 	}
 	return string(raw), nil
 }
@@ -235,7 +235,7 @@ func (r *Registry) repository(ctx context.Context, app, name string) (distributi
 	}
 	repo, err := r.ns.Repository(ctx, named)
 	if err != nil {
-		return nil, fmt.Errorf("images: opening %s: %w", named, err)
+		return nil, fmt.Errorf("oci: opening %s: %w", named, err)
 	}
 	return repo, nil
 }

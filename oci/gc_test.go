@@ -1,4 +1,4 @@
-package images_test
+package oci_test
 
 import (
 	"io"

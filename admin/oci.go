@@ -8,53 +8,53 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/corehq/core/errcode"
-	"github.com/corehq/core/images"
+	"github.com/corehq/core/oci"
 )
 
 // RegistryTokens issues, lists and revokes the publishing tokens of the
-// function image registry (*images.Tokens).
+// function image registry (*oci.Tokens).
 type RegistryTokens interface {
-	Issue(ctx context.Context, app, name string) (images.Token, string, error)
-	List(ctx context.Context, app string) ([]images.Token, error)
-	Revoke(ctx context.Context, app, id string) (images.Token, error)
+	Issue(ctx context.Context, app, name string) (oci.Token, string, error)
+	List(ctx context.Context, app string) ([]oci.Token, error)
+	Revoke(ctx context.Context, app, id string) (oci.Token, error)
 }
 
 // RegistryApps reads and changes an app's registry settings and lists
-// its function images (*images.Registry).
+// its function images (*oci.Registry).
 type RegistryApps interface {
-	Settings(ctx context.Context, app string) (images.Settings, error)
-	SetSettings(ctx context.Context, app string, s images.Settings) error
-	Functions(ctx context.Context, app string) ([]images.Function, error)
+	Settings(ctx context.Context, app string) (oci.Settings, error)
+	SetSettings(ctx context.Context, app string, s oci.Settings) error
+	Functions(ctx context.Context, app string) ([]oci.Function, error)
 }
 
-// RegistryCollector collects the registry's garbage (*images.Registry).
+// RegistryCollector collects the registry's garbage (*oci.Registry).
 type RegistryCollector interface {
-	DefaultGCOptions() images.GCOptions
-	Collect(ctx context.Context, opts images.GCOptions) (images.GCReport, error)
+	DefaultGCOptions() oci.GCOptions
+	Collect(ctx context.Context, opts oci.GCOptions) (oci.GCReport, error)
 }
 
 var (
-	_ RegistryTokens    = (*images.Tokens)(nil)
-	_ RegistryApps      = (*images.Registry)(nil)
-	_ RegistryCollector = (*images.Registry)(nil)
+	_ RegistryTokens    = (*oci.Tokens)(nil)
+	_ RegistryApps      = (*oci.Registry)(nil)
+	_ RegistryCollector = (*oci.Registry)(nil)
 )
 
-// Registry serves the admin routes of the function image registry
+// OCI serves the admin routes of the function image registry
 // (README, "Function images"): publishing tokens per app, an app's
 // settings and images, and garbage collection.
-type Registry struct {
+type OCI struct {
 	tokens RegistryTokens
 	apps   RegistryApps
 	gc     RegistryCollector
 }
 
-// NewRegistry returns the registry routes.
-func NewRegistry(tokens RegistryTokens, apps RegistryApps, gc RegistryCollector) *Registry {
-	return &Registry{tokens: tokens, apps: apps, gc: gc}
+// NewOCI returns the registry routes.
+func NewOCI(tokens RegistryTokens, apps RegistryApps, gc RegistryCollector) *OCI {
+	return &OCI{tokens: tokens, apps: apps, gc: gc}
 }
 
 // Register mounts the registry routes on g, the /admin/v1 group.
-func (r *Registry) Register(g Routes) {
+func (r *OCI) Register(g Routes) {
 	g.POST("/apps/:app/registry/tokens", r.issueToken)
 	g.GET("/apps/:app/registry/tokens", r.listTokens)
 	g.DELETE("/apps/:app/registry/tokens/:id", r.revokeToken)
@@ -66,14 +66,14 @@ func (r *Registry) Register(g Routes) {
 // issuedToken answers a new token: its text is shown this once, with the
 // user name that goes with it.
 type issuedToken struct {
-	images.Token
+	oci.Token
 	User   string `json:"user"`
 	Secret string `json:"token"`
 }
 
 // issueToken makes a publishing token for the app: 201 with the token.
 // The body is optional: {"name": "<label>"}.
-func (r *Registry) issueToken(c echo.Context) error {
+func (r *OCI) issueToken(c echo.Context) error {
 	var req struct {
 		Name string `json:"name"`
 	}
@@ -84,10 +84,10 @@ func (r *Registry) issueToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, issuedToken{Token: tok, User: images.User, Secret: text})
+	return c.JSON(http.StatusCreated, issuedToken{Token: tok, User: oci.User, Secret: text})
 }
 
-func (r *Registry) listTokens(c echo.Context) error {
+func (r *OCI) listTokens(c echo.Context) error {
 	toks, err := r.tokens.List(c.Request().Context(), c.Param("app"))
 	if err != nil {
 		return err
@@ -96,7 +96,7 @@ func (r *Registry) listTokens(c echo.Context) error {
 }
 
 // revokeToken removes a token (it stops working at once) and answers it.
-func (r *Registry) revokeToken(c echo.Context) error {
+func (r *OCI) revokeToken(c echo.Context) error {
 	tok, err := r.tokens.Revoke(c.Request().Context(), c.Param("app"), c.Param("id"))
 	if err != nil {
 		return err
@@ -108,11 +108,11 @@ func (r *Registry) revokeToken(c echo.Context) error {
 // pushed as images.
 type registryView struct {
 	App string `json:"app"`
-	images.Settings
-	Images []images.Function `json:"images"`
+	oci.Settings
+	Images []oci.Function `json:"images"`
 }
 
-func (r *Registry) view(c echo.Context) error {
+func (r *OCI) view(c echo.Context) error {
 	ctx, app := c.Request().Context(), c.Param("app")
 	s, err := r.apps.Settings(ctx, app)
 	if err != nil {
@@ -125,10 +125,10 @@ func (r *Registry) view(c echo.Context) error {
 	return c.JSON(http.StatusOK, registryView{App: app, Settings: s, Images: fs})
 }
 
-func (r *Registry) getApp(c echo.Context) error { return r.view(c) }
+func (r *OCI) getApp(c echo.Context) error { return r.view(c) }
 
 // patchApp changes the settings the body names: {"allowTagOverwrite"}.
-func (r *Registry) patchApp(c echo.Context) error {
+func (r *OCI) patchApp(c echo.Context) error {
 	var req struct {
 		AllowTagOverwrite *bool `json:"allowTagOverwrite"`
 	}
@@ -151,7 +151,7 @@ func (r *Registry) patchApp(c echo.Context) error {
 
 // collect runs a garbage collection now and answers what it removed. The
 // body is optional: {"grace": "1h", "dryRun": true}.
-func (r *Registry) collect(c echo.Context) error {
+func (r *OCI) collect(c echo.Context) error {
 	var req struct {
 		Grace  *string `json:"grace"`
 		DryRun bool    `json:"dryRun"`

@@ -1,6 +1,9 @@
-// Package images is the service's own container registry, where
+// Package oci is the service's own container registry, where
 // functions are delivered as images tagged {name}:{version} (SERVICE.md
-// section 4.4, point 5), and the runtime that runs what is pushed there.
+// section 4.4, point 5). What runs a pushed function lives in fn: the
+// JavaScript runtime for images with a package, fn.Gateway for container
+// images, and fn.Router choosing between them (it asks the Registry which
+// versions are containers, through fn.Containers).
 //
 // # The registry
 //
@@ -73,8 +76,8 @@
 // admin API.
 //
 // Any other image is a container function: the push removes the
-// version's JavaScript package, if any, and Runtime hands its calls to
-// the container engine, Gateway (an OpenFaaS-style or Knative HTTP
+// version's JavaScript package, if any, and fn.Router hands its calls to
+// the container engine, fn.Gateway (an OpenFaaS-style or Knative HTTP
 // gateway, configured with cored serve --function-gateway; off by
 // default). Without an engine, such a call answers NO_CONTAINER_ENGINE,
 // saying so.
@@ -95,4 +98,4 @@
 // transfer (30 minutes, instead of the server's read and write time-outs),
 // 4 MiB per manifest, Config.MaxImageBytes decompressed per inspected
 // image (4 GiB), and fn.PackagesConfig for the function read from it.
-package images
+package oci

@@ -1,4 +1,4 @@
-package images
+package oci
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func revisionPath(repo string, d digest.Digest) string {
 func (r *Registry) Collect(ctx context.Context, opts GCOptions) (GCReport, error) {
 	rep := GCReport{DryRun: opts.Grace >= 0 && opts.DryRun}
 	if opts.Grace < 0 {
-		return rep, errors.New("images: the grace must not be negative")
+		return rep, errors.New("oci: the grace must not be negative")
 	}
 	cutoff := time.Now().Add(-opts.Grace)
 	young := func(p string) (bool, error) {
@@ -87,12 +87,12 @@ func (r *Registry) Collect(ctx context.Context, opts GCOptions) (GCReport, error
 	var oldManifests, links []repoDigest
 	repos, ok := r.ns.(distribution.RepositoryEnumerator)
 	if !ok {
-		return rep, errors.New("images: the registry cannot enumerate its repositories")
+		return rep, errors.New("oci: the registry cannot enumerate its repositories")
 	}
 	err := repos.Enumerate(ctx, func(name string) error {
 		named, err := reference.WithName(name)
 		if err != nil {
-			return fmt.Errorf("images: repository %q: %w", name, err)
+			return fmt.Errorf("oci: repository %q: %w", name, err)
 		}
 		repo, err := r.ns.Repository(ctx, named)
 		if err != nil {
@@ -107,7 +107,7 @@ func (r *Registry) Collect(ctx context.Context, opts GCOptions) (GCReport, error
 		tags, err := tagService.All(ctx)
 		var unknown distribution.ErrRepositoryUnknown
 		if err != nil && !errors.As(err, &unknown) {
-			return fmt.Errorf("images: listing the tags of %s: %w", name, err)
+			return fmt.Errorf("oci: listing the tags of %s: %w", name, err)
 		}
 		for _, tag := range tags {
 			desc, err := tagService.Get(ctx, tag)
@@ -153,7 +153,7 @@ func (r *Registry) Collect(ctx context.Context, opts GCOptions) (GCReport, error
 		return nil
 	})
 	if err != nil && !isPathNotFound(err) {
-		return rep, fmt.Errorf("images: marking: %w", err)
+		return rep, fmt.Errorf("oci: marking: %w", err)
 	}
 
 	vacuum := storage.NewVacuum(ctx, r.driver)
@@ -164,7 +164,7 @@ func (r *Registry) Collect(ctx context.Context, opts GCOptions) (GCReport, error
 		rep.ManifestsDeleted++
 		if !rep.DryRun {
 			if err := vacuum.RemoveManifest(m.repo, m.d, m.tags); err != nil && !isPathNotFound(err) {
-				return rep, fmt.Errorf("images: removing manifest %s of %s: %w", m.d, m.repo, err)
+				return rep, fmt.Errorf("oci: removing manifest %s of %s: %w", m.d, m.repo, err)
 			}
 		}
 	}
@@ -192,18 +192,18 @@ func (r *Registry) Collect(ctx context.Context, opts GCOptions) (GCReport, error
 		return nil
 	})
 	if err != nil && !isPathNotFound(err) {
-		return rep, fmt.Errorf("images: listing blobs: %w", err)
+		return rep, fmt.Errorf("oci: listing blobs: %w", err)
 	}
 	if !rep.DryRun {
 		for d := range deleted {
 			if err := vacuum.RemoveBlob(d.String()); err != nil && !isPathNotFound(err) {
-				return rep, fmt.Errorf("images: removing blob %s: %w", d, err)
+				return rep, fmt.Errorf("oci: removing blob %s: %w", d, err)
 			}
 		}
 		for _, l := range links {
 			if deleted[l.d] {
 				if err := vacuum.RemoveLayer(l.repo, l.d); err != nil && !isPathNotFound(err) {
-					return rep, fmt.Errorf("images: removing the link to %s from %s: %w", l.d, l.repo, err)
+					return rep, fmt.Errorf("oci: removing the link to %s from %s: %w", l.d, l.repo, err)
 				}
 			}
 		}
@@ -213,7 +213,7 @@ func (r *Registry) Collect(ctx context.Context, opts GCOptions) (GCReport, error
 	rep.UploadsPurged = len(purged)
 	for _, err := range errs {
 		if !isPathNotFound(err) {
-			return rep, fmt.Errorf("images: purging uploads: %w", err)
+			return rep, fmt.Errorf("oci: purging uploads: %w", err)
 		}
 	}
 	return rep, nil
@@ -231,7 +231,7 @@ func markManifest(ctx context.Context, ms distribution.ManifestService, d digest
 		if errors.As(err, &unknown) || errors.Is(err, distribution.ErrBlobUnknown) {
 			return nil // deleted meanwhile
 		}
-		return fmt.Errorf("images: reading manifest %s: %w", d, err)
+		return fmt.Errorf("oci: reading manifest %s: %w", d, err)
 	}
 	for _, ref := range m.References() {
 		if marked[ref.Digest] {

@@ -1,4 +1,4 @@
-package images
+package oci
 
 import (
 	"context"
@@ -66,10 +66,10 @@ func (t *Tokens) Issue(ctx context.Context, app, name string) (Token, string, er
 	hash := auth.HashToken(text)
 	raw, err := json.Marshal(tokenDoc{Token: tok, SHA256: hex.EncodeToString(hash[:])})
 	if err != nil {
-		return Token{}, "", fmt.Errorf("images: encoding a token: %w", err)
+		return Token{}, "", fmt.Errorf("oci: encoding a token: %w", err)
 	}
 	if err := t.st.PutDoc(ctx, docToken, tok.ID, raw); err != nil {
-		return Token{}, "", fmt.Errorf("images: storing a token: %w", err)
+		return Token{}, "", fmt.Errorf("oci: storing a token: %w", err)
 	}
 	return tok, text, nil
 }
@@ -78,13 +78,13 @@ func (t *Tokens) Issue(ctx context.Context, app, name string) (Token, string, er
 func (t *Tokens) List(ctx context.Context, app string) ([]Token, error) {
 	docs, err := t.st.ListDocs(ctx, docToken)
 	if err != nil {
-		return nil, fmt.Errorf("images: listing tokens: %w", err)
+		return nil, fmt.Errorf("oci: listing tokens: %w", err)
 	}
 	out := []Token{}
 	for _, raw := range docs {
 		var d tokenDoc
 		if err := json.Unmarshal(raw, &d); err != nil {
-			return nil, fmt.Errorf("images: decoding a token: %w", err)
+			return nil, fmt.Errorf("oci: decoding a token: %w", err)
 		}
 		if d.App == app {
 			out = append(out, d.Token)
@@ -105,7 +105,7 @@ func (t *Tokens) Revoke(ctx context.Context, app, id string) (Token, error) {
 		return Token{}, err
 	}
 	if err := t.st.DeleteDoc(ctx, docToken, id); err != nil {
-		return Token{}, fmt.Errorf("images: deleting a token: %w", err)
+		return Token{}, fmt.Errorf("oci: deleting a token: %w", err)
 	}
 	return d.Token, nil
 }
@@ -126,7 +126,7 @@ func (t *Tokens) Check(ctx context.Context, text string) (tok Token, ok bool, er
 	}
 	want, err := hex.DecodeString(d.SHA256)
 	if err != nil || len(want) != 32 {
-		return Token{}, false, fmt.Errorf("images: token %s has a malformed hash", id)
+		return Token{}, false, fmt.Errorf("oci: token %s has a malformed hash", id)
 	}
 	if !auth.TokenMatches(text, [32]byte(want)) {
 		return Token{}, false, nil
@@ -140,11 +140,11 @@ func (t *Tokens) doc(ctx context.Context, id string) (*tokenDoc, error) {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("images: reading token %s: %w", id, err)
+		return nil, fmt.Errorf("oci: reading token %s: %w", id, err)
 	}
 	var d tokenDoc
 	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, fmt.Errorf("images: decoding token %s: %w", id, err)
+		return nil, fmt.Errorf("oci: decoding token %s: %w", id, err)
 	}
 	return &d, nil
 }

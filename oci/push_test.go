@@ -1,4 +1,4 @@
-package images_test
+package oci_test
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/corehq/core/fn"
-	"github.com/corehq/core/images"
+	"github.com/corehq/core/oci"
 	"github.com/corehq/core/server/servertest"
 )
 
@@ -129,7 +129,7 @@ func TestContainerImageWithoutEngine(t *testing.T) {
 		t.Errorf("calling a container image without an engine: %v %q %q", v, code, msg)
 	}
 	st, reg := h.env.Admin(http.MethodGet, "/apps/hooks/registry", nil)
-	if imgs, _ := reg["images"].([]any); st != http.StatusOK || len(imgs) != 1 || imgs[0].(map[string]any)["runtime"] != images.RuntimeContainer {
+	if imgs, _ := reg["images"].([]any); st != http.StatusOK || len(imgs) != 1 || imgs[0].(map[string]any)["runtime"] != oci.RuntimeContainer {
 		t.Errorf("the app's images: %d %s", st, dump(reg))
 	}
 }
@@ -173,12 +173,12 @@ func startGateway(t *testing.T) *gateway {
 func TestGatewayRuns(t *testing.T) {
 	t.Parallel()
 	gw := startGateway(t)
-	cfg := images.DefaultGatewayConfig()
+	cfg := fn.DefaultGatewayConfig()
 	cfg.URL = gw.URL + "/function/{app}-{name}-{version}"
 	// The gateway's notes go to the instance's function log, set below.
-	var engine *images.Gateway
-	r := start(t, servertest.WithImages(images.DefaultConfig(), lazy(func() *images.Gateway { return engine })))
-	eng, err := images.NewGateway(cfg, r.env.Logs)
+	var engine *fn.Gateway
+	r := start(t, servertest.WithImages(oci.DefaultConfig(), lazy(func() *fn.Gateway { return engine })))
+	eng, err := fn.NewGateway(cfg, r.env.Logs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestGatewayRuns(t *testing.T) {
 
 // lazy is a runtime whose engine is made after the server starts (the
 // gateway writes to the server's function log).
-type lazy func() *images.Gateway
+type lazy func() *fn.Gateway
 
 func (l lazy) Invoke(ctx context.Context, inv fn.Invocation) (fn.Result, error) {
 	g := l()
@@ -227,7 +227,7 @@ func (l lazy) Invoke(ctx context.Context, inv fn.Invocation) (fn.Result, error) 
 // refused before it is read.
 func TestRequestBound(t *testing.T) {
 	t.Parallel()
-	cfg := images.DefaultConfig()
+	cfg := oci.DefaultConfig()
 	cfg.MaxRequestBytes = 1000
 	r := start(t, servertest.WithImages(cfg, nil))
 	pw := r.token("big")

@@ -1,4 +1,4 @@
-package images_test
+package oci_test
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/corehq/core/images/docfs"
+	"github.com/corehq/core/oci/docfs"
 	"github.com/corehq/core/server/servertest"
 )
 

@@ -1,4 +1,4 @@
-package images_test
+package oci_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/corehq/core/images/docfs"
+	"github.com/corehq/core/oci/docfs"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
 )

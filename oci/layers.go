@@ -1,4 +1,4 @@
-package images
+package oci
 
 import (
 	"archive/tar"
@@ -31,7 +31,7 @@ const (
 )
 
 // errImageTooLarge: the layers unpack to more than Config.MaxImageBytes.
-var errImageTooLarge = errors.New("images: the image unpacks to more than the limit")
+var errImageTooLarge = errors.New("oci: the image unpacks to more than the limit")
 
 // layerError says why a function could not be read from an image, for
 // the one who pushed it.

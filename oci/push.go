@@ -1,4 +1,4 @@
-package images
+package oci
 
 import (
 	"bytes"
@@ -103,7 +103,7 @@ func (r *Registry) checkOverwrite(ctx context.Context, repo distribution.Reposit
 	case errors.As(err, &unknown):
 		return nil
 	case err != nil:
-		return fmt.Errorf("images: reading tag %s of %s/%s: %w", rt.ref, rt.app, rt.name, err)
+		return fmt.Errorf("oci: reading tag %s of %s/%s: %w", rt.ref, rt.app, rt.name, err)
 	case cur.Digest == dgst:
 		return nil
 	}
@@ -128,7 +128,7 @@ type pushed struct {
 }
 
 // errMissing: a manifest or blob the image names is not in the registry.
-var errMissing = errors.New("images: the image names content that is not in the registry")
+var errMissing = errors.New("oci: the image names content that is not in the registry")
 
 // manifest is the part of an image manifest or index (OCI or Docker)
 // that the inspection needs.
@@ -161,7 +161,7 @@ func (r *Registry) inspect(ctx context.Context, repo distribution.Repository, bo
 			if errors.As(err, &unknown) || errors.Is(err, distribution.ErrBlobUnknown) {
 				return nil, errMissing
 			}
-			return nil, fmt.Errorf("images: reading manifest %s: %w", child.Digest, err)
+			return nil, fmt.Errorf("oci: reading manifest %s: %w", child.Digest, err)
 		}
 		_, payload, err := cm.Payload()
 		if err != nil {
@@ -187,7 +187,7 @@ func (r *Registry) inspect(ctx context.Context, repo distribution.Repository, bo
 	}
 	pkg, err := pack(files)
 	if err != nil {
-		return nil, fmt.Errorf("images: packing the function: %w", err)
+		return nil, fmt.Errorf("oci: packing the function: %w", err)
 	}
 	if _, _, err := fn.ParseUpload(pkg, r.cfg.Packages); err != nil {
 		reason := err.Error()
@@ -206,7 +206,7 @@ func (r *Registry) applyLayer(ctx context.Context, blobs distribution.BlobStore,
 		return errMissing
 	}
 	if err != nil {
-		return fmt.Errorf("images: opening layer %s: %w", d, err)
+		return fmt.Errorf("oci: opening layer %s: %w", d, err)
 	}
 	defer rc.Close()
 	return x.apply(rc)

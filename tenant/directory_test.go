@@ -25,12 +25,12 @@ type Book @indices(sets: [["price"]]) { title: String authorid: Int price: Float
 	bookstoreV2SDL = bookstoreSDL + "\ntype Shelf { label: String @unique }"
 )
 
-// harness is a registry over a real bolt store that records what the
-// registry asks of it.
+// harness is a directory over a real bolt store that records what the
+// directory asks of it.
 type harness struct {
 	t   testing.TB
 	st  *spyStore
-	reg *tenant.Registry
+	reg *tenant.Directory
 }
 
 // spyStore records Declare calls and can fail PutDoc.
@@ -71,13 +71,13 @@ func newHarness(t testing.TB) *harness {
 	}
 	t.Cleanup(func() { st.Close() })
 	h := &harness{t: t, st: &spyStore{Store: st, declared: map[string][]store.TypeSpec{}}}
-	h.reg = h.newRegistry()
+	h.reg = h.newDirectory()
 	return h
 }
 
-// newRegistry returns a fresh registry over the harness's store.
-func (h *harness) newRegistry() *tenant.Registry {
-	return tenant.NewRegistry(h.st)
+// newDirectory returns a fresh directory over the harness's store.
+func (h *harness) newDirectory() *tenant.Directory {
+	return tenant.NewDirectory(h.st)
 }
 
 func (h *harness) putRelease(name, sdl string) *tenant.Release {
@@ -113,10 +113,10 @@ func TestReleaseSharedByInstances(t *testing.T) {
 	a, _ := h.create("a.test", "v1")
 	b, _ := h.create("b.test", "v1")
 	if a.Release() != b.Release() || !h.reg.Holds(a.Release()) {
-		t.Errorf("instances of one release hold different releases, or one the registry does not hold")
+		t.Errorf("instances of one release hold different releases, or one the directory does not hold")
 	}
 	// Loading from the store shares each release the same way.
-	reg := h.newRegistry()
+	reg := h.newDirectory()
 	if err := reg.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestReleaseSharedByInstances(t *testing.T) {
 		t.Fatalf("after Load: a=%v b=%v, want both on one parsed release", la, lb)
 	}
 	if reg.Holds(a.Release()) || !reg.Holds(la.Release()) {
-		t.Error("Holds answers for another registry's release, or not for its own")
+		t.Error("Holds answers for another directory's release, or not for its own")
 	}
 }
 
@@ -338,7 +338,7 @@ func TestUpdateInstance(t *testing.T) {
 	}
 
 	// Everything survives a restart.
-	reg := h.newRegistry()
+	reg := h.newDirectory()
 	if err := reg.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestRotateToken(t *testing.T) {
 	if l, _ := h.reg.Lookup("a.test"); l != inst {
 		t.Error("Lookup does not serve the rotated instance")
 	}
-	reg := h.newRegistry()
+	reg := h.newDirectory()
 	if err := reg.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestDeleteInstance(t *testing.T) {
 	if _, err := h.reg.DeleteInstance(ctx, "a.test"); code(err) != errcode.NotFound {
 		t.Errorf("deleting twice: %v, want NOT_FOUND", err)
 	}
-	reg := h.newRegistry()
+	reg := h.newDirectory()
 	if err := reg.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +463,7 @@ func TestLookupIsLockFreeAndAllocationFree(t *testing.T) {
 		t.Errorf("Lookup allocates %.0f times, want 0", n)
 	}
 
-	// Readers run while writers change the registry (go test -race).
+	// Readers run while writers change the directory (go test -race).
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	stop := make(chan struct{})

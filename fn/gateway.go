@@ -1,4 +1,4 @@
-package images
+package fn
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/corehq/core/fn"
 	"github.com/corehq/core/store"
 )
 
@@ -44,7 +43,7 @@ func DefaultGatewayConfig() GatewayConfig {
 	return GatewayConfig{Timeout: 30 * time.Second, MaxInputBytes: 1 << 20, MaxResultBytes: 1 << 20}
 }
 
-// Gateway is the fn.Runtime of container images: it POSTs each call to
+// Gateway is the Runtime of container images: it POSTs each call to
 // the function's URL at the gateway, which runs the image (deploying it
 // there is the operator's part: the image is in this registry as
 // {host}/{app}/{name}:{version}).
@@ -61,40 +60,34 @@ func DefaultGatewayConfig() GatewayConfig {
 type Gateway struct {
 	cfg    GatewayConfig
 	client *http.Client
-	logs   fn.LogSink
+	logs   LogSink
 }
 
-var _ fn.Runtime = (*Gateway)(nil)
+var _ Runtime = (*Gateway)(nil)
 
 // NewGateway returns the gateway runtime, writing notes about failed
 // calls to logs (nil drops them).
-func NewGateway(cfg GatewayConfig, logs fn.LogSink) (*Gateway, error) {
+func NewGateway(cfg GatewayConfig, logs LogSink) (*Gateway, error) {
 	u, err := url.Parse(strings.NewReplacer("{app}", "app", "{name}", "name", "{version}", "version").Replace(cfg.URL))
 	switch {
 	case cfg.URL == "":
-		return nil, errors.New("images: the function gateway needs a URL")
+		return nil, errors.New("fn: the function gateway needs a URL")
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		return nil, fmt.Errorf("images: the function gateway URL must be an http or https URL (with {app}, {name} and {version} where the function goes)")
+		return nil, fmt.Errorf("fn: the function gateway URL must be an http or https URL (with {app}, {name} and {version} where the function goes)")
 	case cfg.Timeout <= 0 || cfg.MaxInputBytes <= 0 || cfg.MaxResultBytes <= 0:
-		return nil, errors.New("images: the function gateway needs a positive Timeout, MaxInputBytes and MaxResultBytes")
+		return nil, errors.New("fn: the function gateway needs a positive Timeout, MaxInputBytes and MaxResultBytes")
 	}
 	return &Gateway{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}, logs: logs}, nil
 }
 
-// Bounds of a function's own error, as the JavaScript runtime's.
-const (
-	maxErrorCode    = 64
-	maxErrorMessage = 1024
-)
-
 // Invoke runs one call at the gateway.
-func (g *Gateway) Invoke(ctx context.Context, inv fn.Invocation) (fn.Result, error) {
+func (g *Gateway) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	start := time.Now()
 	call := store.NewID()
 	in := struct {
 		Args map[string]any    `json:"args"`
 		Env  map[string]string `json:"env"`
-		Core fn.Caller         `json:"core"`
+		Core Caller            `json:"core"`
 	}{Args: inv.Args, Env: map[string]string{}, Core: inv.Caller}
 	if in.Args == nil {
 		in.Args = map[string]any{}
@@ -106,16 +99,16 @@ func (g *Gateway) Invoke(ctx context.Context, inv fn.Invocation) (fn.Result, err
 	}
 	body, err := json.Marshal(in)
 	if err != nil {
-		return fn.Result{}, fmt.Errorf("images: encoding the input of %s version %s: %w", inv.Name, inv.Version, err)
+		return Result{}, fmt.Errorf("fn: encoding the input of %s version %s: %w", inv.Name, inv.Version, err)
 	}
 	if len(body) > g.cfg.MaxInputBytes {
-		return fn.Result{}, &fn.LimitError{What: "input", Limit: g.cfg.MaxInputBytes}
+		return Result{}, &LimitError{What: "input", Limit: g.cfg.MaxInputBytes}
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url(inv), bytes.NewReader(body))
 	if err != nil {
-		return fn.Result{}, fmt.Errorf("images: the gateway request of %s version %s: %w", inv.Name, inv.Version, err)
+		return Result{}, fmt.Errorf("fn: the gateway request of %s version %s: %w", inv.Name, inv.Version, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Core-App", inv.App)
@@ -126,20 +119,20 @@ func (g *Gateway) Invoke(ctx context.Context, inv fn.Invocation) (fn.Result, err
 	if err != nil {
 		if ctx.Err() != nil {
 			g.note(inv, call, "the function gateway did not answer within %s", g.cfg.Timeout)
-			return fn.Result{}, &fn.TimeoutError{Name: inv.Name, Version: inv.Version, After: time.Since(start)}
+			return Result{}, &TimeoutError{Name: inv.Name, Version: inv.Version, After: time.Since(start)}
 		}
 		// net/http leaves a URL's password out of its errors.
 		g.note(inv, call, "the function gateway could not be reached: %v", err)
-		return fn.Result{}, g.failed(inv, "the function gateway could not be reached")
+		return Result{}, g.failed(inv, "the function gateway could not be reached")
 	}
 	defer res.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(res.Body, int64(g.cfg.MaxResultBytes)+1))
 	if err != nil {
 		g.note(inv, call, "reading the gateway's answer failed: %v", err)
-		return fn.Result{}, g.failed(inv, "reading the function gateway's answer failed")
+		return Result{}, g.failed(inv, "reading the function gateway's answer failed")
 	}
 	if len(out) > g.cfg.MaxResultBytes {
-		return fn.Result{}, &fn.LimitError{What: "result", Limit: g.cfg.MaxResultBytes}
+		return Result{}, &LimitError{What: "result", Limit: g.cfg.MaxResultBytes}
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		var fe struct {
@@ -148,12 +141,12 @@ func (g *Gateway) Invoke(ctx context.Context, inv fn.Invocation) (fn.Result, err
 		}
 		if json.Unmarshal(out, &fe) == nil && fe.Message != "" {
 			if fe.Code == "" {
-				fe.Code = fn.DefaultErrorCode
+				fe.Code = DefaultErrorCode
 			}
-			return fn.Result{}, &fn.FuncError{Code: cut(fe.Code, maxErrorCode), Message: cut(fe.Message, maxErrorMessage)}
+			return Result{}, &FuncError{Code: cut(fe.Code, maxCodeLen), Message: cut(fe.Message, maxMessageLen)}
 		}
 		g.note(inv, call, "the function gateway answered %s: %s", res.Status, cut(string(bytes.TrimSpace(out)), 512))
-		return fn.Result{}, g.failed(inv, "the function gateway answered "+res.Status)
+		return Result{}, g.failed(inv, "the function gateway answered "+res.Status)
 	}
 	if len(bytes.TrimSpace(out)) == 0 {
 		out = []byte("null")
@@ -161,13 +154,13 @@ func (g *Gateway) Invoke(ctx context.Context, inv fn.Invocation) (fn.Result, err
 	var v any
 	if err := json.Unmarshal(out, &v); err != nil {
 		g.note(inv, call, "the answer is not JSON: %v", err)
-		return fn.Result{}, g.failed(inv, "the function's answer is not JSON")
+		return Result{}, g.failed(inv, "the function's answer is not JSON")
 	}
-	return fn.Result{Value: v, JSON: out, Duration: time.Since(start)}, nil
+	return Result{Value: v, JSON: out, Duration: time.Since(start)}, nil
 }
 
 // url is the function's URL at the gateway.
-func (g *Gateway) url(inv fn.Invocation) string {
+func (g *Gateway) url(inv Invocation) string {
 	return strings.NewReplacer("{app}", dnsName(inv.App), "{name}", dnsName(inv.Name), "{version}", dnsName(inv.Version)).Replace(g.cfg.URL)
 }
 
@@ -184,25 +177,17 @@ func dnsName(s string) string {
 	}, s)
 }
 
-func (g *Gateway) failed(inv fn.Invocation, msg string) error {
-	return &fn.ExceptionError{Name: inv.Name, Version: inv.Version, Message: msg}
+func (g *Gateway) failed(inv Invocation, msg string) error {
+	return &ExceptionError{Name: inv.Name, Version: inv.Version, Message: msg}
 }
 
 // note writes a runtime entry to the instance's function log.
-func (g *Gateway) note(inv fn.Invocation, call, format string, args ...any) {
+func (g *Gateway) note(inv Invocation, call, format string, args ...any) {
 	if g.logs == nil || inv.Caller.InstanceID == "" {
 		return
 	}
-	g.logs.Append(inv.Caller.InstanceID, []fn.LogEntry{{
+	g.logs.Append(inv.Caller.InstanceID, []LogEntry{{
 		Time: time.Now().UTC(), Level: "runtime", Function: inv.Name + "@" + inv.Version, Call: call,
 		Message: fmt.Sprintf(format, args...),
 	}})
-}
-
-// cut shortens s to at most n bytes, on a character boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
 }

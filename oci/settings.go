@@ -1,4 +1,4 @@
-package images
+package oci
 
 import (
 	"context"
@@ -31,11 +31,11 @@ func (r *Registry) Settings(ctx context.Context, app string) (Settings, error) {
 		return Settings{}, nil
 	}
 	if err != nil {
-		return Settings{}, fmt.Errorf("images: reading the settings of %s: %w", app, err)
+		return Settings{}, fmt.Errorf("oci: reading the settings of %s: %w", app, err)
 	}
 	var s Settings
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return Settings{}, fmt.Errorf("images: decoding the settings of %s: %w", app, err)
+		return Settings{}, fmt.Errorf("oci: decoding the settings of %s: %w", app, err)
 	}
 	return s, nil
 }
@@ -48,10 +48,10 @@ func (r *Registry) SetSettings(ctx context.Context, app string, s Settings) erro
 	}
 	raw, err := json.Marshal(s)
 	if err != nil {
-		return fmt.Errorf("images: encoding settings: %w", err)
+		return fmt.Errorf("oci: encoding settings: %w", err)
 	}
 	if err := r.st.PutDoc(ctx, docSettings, app, raw); err != nil {
-		return fmt.Errorf("images: storing the settings of %s: %w", app, err)
+		return fmt.Errorf("oci: storing the settings of %s: %w", app, err)
 	}
 	return nil
 }

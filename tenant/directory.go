@@ -20,18 +20,18 @@ import (
 	"github.com/corehq/core/store"
 )
 
-// Store document kinds the registry keeps.
+// Store document kinds the directory keeps.
 const (
 	docRelease  = "release"  // key "<app>/<release>"
 	docInstance = "instance" // key domain
 )
 
-// Registry owns the apps, releases and instances of the service. Lookup is
+// Directory owns the apps, releases and instances of the service. Lookup is
 // lock-free; every change is serialised, persisted, then published. Safe
 // for concurrent use.
 // Releases keep their parsed model; compiling it to an executable schema
 // is the engine's (gql.Engine), which keeps a bounded number compiled.
-type Registry struct {
+type Directory struct {
 	st     store.Store
 	limits schema.Limits
 
@@ -41,7 +41,7 @@ type Registry struct {
 
 	// Coherence between processes sharing the store (sync.go); guarded
 	// by mu.
-	process    string            // this registry's key among the version marks
+	process    string            // this directory's key among the version marks
 	seen       map[string]string // the marks as of the last load
 	bumpFailed bool              // the last mark was not written
 
@@ -74,10 +74,10 @@ func (s *state) runners(rel *Release) []string {
 
 func releaseKey(app, release string) string { return app + "/" + release }
 
-// NewRegistry returns an empty registry; Load fills it from st. SDL is
+// NewDirectory returns an empty directory; Load fills it from st. SDL is
 // parsed with schema.DefaultLimits.
-func NewRegistry(st store.Store) *Registry {
-	r := &Registry{
+func NewDirectory(st store.Store) *Directory {
+	r := &Directory{
 		st:      st,
 		limits:  schema.DefaultLimits(),
 		process: store.NewID(),
@@ -123,10 +123,10 @@ func docOf(inst *Instance) instanceDoc {
 
 // Load reads every release and instance from the store, parses each
 // release once and declares each instance's record types to the store.
-// It replaces whatever the registry held (reusing what did not change, as
+// It replaces whatever the directory held (reusing what did not change, as
 // a refresh does). A stored release that no longer parses, or an instance whose
 // release is missing, fails Load with an error naming it.
-func (r *Registry) Load(ctx context.Context) error {
+func (r *Directory) Load(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// The marks first: a change made while loading shows as a new mark.
@@ -143,18 +143,18 @@ func (r *Registry) Load(ctx context.Context) error {
 }
 
 // Loaded reports whether Load has completed (for /readyz).
-func (r *Registry) Loaded() bool { return r.loaded.Load() }
+func (r *Directory) Loaded() bool { return r.loaded.Load() }
 
 // Lookup returns the instance serving domain (case-insensitive). It takes
 // no lock and does not allocate for a lower-case domain.
-func (r *Registry) Lookup(domain string) (*Instance, bool) {
+func (r *Directory) Lookup(domain string) (*Instance, bool) {
 	inst, ok := r.state.Load().instances[NormalizeDomain(domain)]
 	return inst, ok
 }
 
 // Instance is Lookup for the admin API: a missing instance is a NOT_FOUND
 // error (ErrNotFound) naming the domain.
-func (r *Registry) Instance(domain string) (*Instance, error) {
+func (r *Directory) Instance(domain string) (*Instance, error) {
 	inst, ok := r.Lookup(domain)
 	if !ok {
 		return nil, unknownInstance(NormalizeDomain(domain))
@@ -163,20 +163,20 @@ func (r *Registry) Instance(domain string) (*Instance, error) {
 }
 
 // Release returns a release of an app.
-func (r *Registry) Release(app, name string) (*Release, bool) {
+func (r *Directory) Release(app, name string) (*Release, bool) {
 	rel, ok := r.state.Load().releases[releaseKey(app, name)]
 	return rel, ok
 }
 
-// Holds reports whether rel is the release the registry serves under its
+// Holds reports whether rel is the release the directory serves under its
 // app and name (false once it was replaced, or for a release it never
 // made).
-func (r *Registry) Holds(rel *Release) bool {
+func (r *Directory) Holds(rel *Release) bool {
 	return r.state.Load().releases[releaseKey(rel.App, rel.Name)] == rel
 }
 
 // Releases returns every release, sorted by app then name.
-func (r *Registry) Releases() []*Release {
+func (r *Directory) Releases() []*Release {
 	s := r.state.Load()
 	rels := slices.Collect(maps.Values(s.releases))
 	slices.SortFunc(rels, func(a, b *Release) int {
@@ -186,10 +186,10 @@ func (r *Registry) Releases() []*Release {
 }
 
 // Runners returns the domains of the instances running a release, sorted.
-func (r *Registry) Runners(rel *Release) []string { return r.state.Load().runners(rel) }
+func (r *Directory) Runners(rel *Release) []string { return r.state.Load().runners(rel) }
 
 // Instances returns every instance, sorted by domain.
-func (r *Registry) Instances() []*Instance {
+func (r *Directory) Instances() []*Instance {
 	s := r.state.Load()
 	out := make([]*Instance, 0, len(s.instances))
 	for _, d := range slices.Sorted(maps.Keys(s.instances)) {
@@ -227,7 +227,7 @@ func (p PutResult) String() string {
 // same realm and SDL again is Unchanged; a different one is refused with
 // CONFLICT (ErrReleaseInUse) while an instance runs the release, since
 // releases are immutable once in use. An empty realm is DefaultRealm.
-func (r *Registry) PutRelease(ctx context.Context, app, name, realm, sdl string) (*Release, PutResult, error) {
+func (r *Directory) PutRelease(ctx context.Context, app, name, realm, sdl string) (*Release, PutResult, error) {
 	if realm == "" {
 		realm = DefaultRealm
 	}
@@ -270,7 +270,7 @@ func (r *Registry) PutRelease(ctx context.Context, app, name, realm, sdl string)
 }
 
 // build parses and validates a release.
-func (r *Registry) build(app, name, realm, sdl string) (*Release, error) {
+func (r *Directory) build(app, name, realm, sdl string) (*Release, error) {
 	m, err := schema.Parse(sdl, r.limits)
 	if err != nil {
 		var errs schema.Errors
@@ -300,7 +300,7 @@ type InstanceSpec struct {
 // to the store, and stores the instance. A taken domain is CONFLICT
 // (ErrExists), a missing app or release NOT_FOUND (ErrNotFound). On failure
 // nothing stays in the store.
-func (r *Registry) CreateInstance(ctx context.Context, spec InstanceSpec) (inst *Instance, token string, err error) {
+func (r *Directory) CreateInstance(ctx context.Context, spec InstanceSpec) (inst *Instance, token string, err error) {
 	domain := NormalizeDomain(spec.Domain)
 	if err := checkDomain(domain); err != nil {
 		return nil, "", err
@@ -374,7 +374,7 @@ func (r *Registry) CreateInstance(ctx context.Context, spec InstanceSpec) (inst 
 
 // missingRelease is the NOT_FOUND error for app/release, saying which part
 // is missing.
-func (r *Registry) missingRelease(s *state, app, release string) error {
+func (r *Directory) missingRelease(s *state, app, release string) error {
 	for _, rel := range s.releases {
 		if rel.App == app {
 			return errcode.Wrap(errcode.NotFound, ErrNotFound, "app %s has no release %s", app, release)
@@ -400,7 +400,7 @@ type Change struct {
 // then served to new requests (Instance.SetRelease); requests in flight
 // finish on the release they loaded. Settings changes publish a new
 // Instance value. It returns the instance as it is afterwards.
-func (r *Registry) UpdateInstance(ctx context.Context, domain string, ch Change) (*Instance, error) {
+func (r *Directory) UpdateInstance(ctx context.Context, domain string, ch Change) (*Instance, error) {
 	domain = NormalizeDomain(domain)
 	if ch.Release != nil {
 		if err := checkName("release", *ch.Release); err != nil {
@@ -467,7 +467,7 @@ func (r *Registry) UpdateInstance(ctx context.Context, domain string, ch Change)
 
 // RotateToken gives an instance a new token and returns the instance and
 // the token; the old token stops working at once.
-func (r *Registry) RotateToken(ctx context.Context, domain string) (*Instance, string, error) {
+func (r *Directory) RotateToken(ctx context.Context, domain string) (*Instance, string, error) {
 	domain = NormalizeDomain(domain)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -488,11 +488,11 @@ func (r *Registry) RotateToken(ctx context.Context, domain string) (*Instance, s
 	return next, token, nil
 }
 
-// OnDelete registers f to run when this registry deletes an instance,
+// OnDelete registers f to run when this directory deletes an instance,
 // after its records are dropped: for per-instance state the store keeps
 // outside the records (cmd/ registers the function log's Clear). Register
 // before serving.
-func (r *Registry) OnDelete(f func(ctx context.Context, instanceID string) error) {
+func (r *Directory) OnDelete(f func(ctx context.Context, instanceID string) error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.onDelete = append(r.onDelete, f)
@@ -501,7 +501,7 @@ func (r *Registry) OnDelete(f func(ctx context.Context, instanceID string) error
 // DeleteInstance removes an instance: its document first (so it stops
 // serving), then every record it holds, then what the OnDelete functions
 // clean up. It returns the removed instance.
-func (r *Registry) DeleteInstance(ctx context.Context, domain string) (*Instance, error) {
+func (r *Directory) DeleteInstance(ctx context.Context, domain string) (*Instance, error) {
 	domain = NormalizeDomain(domain)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -530,7 +530,7 @@ func (r *Registry) DeleteInstance(ctx context.Context, domain string) (*Instance
 	return inst, nil
 }
 
-func (r *Registry) putInstanceDoc(ctx context.Context, d instanceDoc) error {
+func (r *Directory) putInstanceDoc(ctx context.Context, d instanceDoc) error {
 	raw, err := json.Marshal(d)
 	if err != nil {
 		return fmt.Errorf("tenant: encoding instance %s: %w", d.Domain, err)

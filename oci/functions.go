@@ -1,4 +1,4 @@
-package images
+package oci
 
 import (
 	"context"
@@ -55,13 +55,23 @@ func (r *Registry) Function(ctx context.Context, app, name, version string) (Fun
 		if errors.Is(err, store.ErrNotFound) {
 			return Function{}, err
 		}
-		return Function{}, fmt.Errorf("images: reading %s/%s:%s: %w", app, name, version, err)
+		return Function{}, fmt.Errorf("oci: reading %s/%s:%s: %w", app, name, version, err)
 	}
 	var f Function
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return Function{}, fmt.Errorf("images: decoding %s/%s:%s: %w", app, name, version, err)
+		return Function{}, fmt.Errorf("oci: decoding %s/%s:%s: %w", app, name, version, err)
 	}
 	return f, nil
+}
+
+// IsContainer tells whether the last push of a version was a container
+// image (fn.Containers).
+func (r *Registry) IsContainer(ctx context.Context, app, name, version string) (bool, error) {
+	f, err := r.Function(ctx, app, name, version)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil && f.Runtime == RuntimeContainer, err
 }
 
 // Functions returns the function versions pushed as images for app,
@@ -69,7 +79,7 @@ func (r *Registry) Function(ctx context.Context, app, name, version string) (Fun
 func (r *Registry) Functions(ctx context.Context, app string) ([]Function, error) {
 	docs, err := r.st.ListDocs(ctx, docFunction)
 	if err != nil {
-		return nil, fmt.Errorf("images: listing function images: %w", err)
+		return nil, fmt.Errorf("oci: listing function images: %w", err)
 	}
 	out := []Function{}
 	for key, raw := range docs {
@@ -78,7 +88,7 @@ func (r *Registry) Functions(ctx context.Context, app string) ([]Function, error
 		}
 		var f Function
 		if err := json.Unmarshal(raw, &f); err != nil {
-			return nil, fmt.Errorf("images: decoding %s: %w", key, err)
+			return nil, fmt.Errorf("oci: decoding %s: %w", key, err)
 		}
 		out = append(out, f)
 	}
@@ -91,10 +101,10 @@ func (r *Registry) Functions(ctx context.Context, app string) ([]Function, error
 func (r *Registry) putFunction(ctx context.Context, f Function) error {
 	raw, err := json.Marshal(f)
 	if err != nil {
-		return fmt.Errorf("images: encoding %s/%s:%s: %w", f.App, f.Name, f.Version, err)
+		return fmt.Errorf("oci: encoding %s/%s:%s: %w", f.App, f.Name, f.Version, err)
 	}
 	if err := r.st.PutDoc(ctx, docFunction, functionKey(f.App, f.Name, f.Version), raw); err != nil {
-		return fmt.Errorf("images: storing %s/%s:%s: %w", f.App, f.Name, f.Version, err)
+		return fmt.Errorf("oci: storing %s/%s:%s: %w", f.App, f.Name, f.Version, err)
 	}
 	return nil
 }
@@ -103,7 +113,7 @@ func (r *Registry) putFunction(ctx context.Context, f Function) error {
 // published from it unless another has replaced that package since.
 func (r *Registry) dropFunction(ctx context.Context, f Function) error {
 	if err := r.st.DeleteDoc(ctx, docFunction, functionKey(f.App, f.Name, f.Version)); err != nil {
-		return fmt.Errorf("images: deleting %s/%s:%s: %w", f.App, f.Name, f.Version, err)
+		return fmt.Errorf("oci: deleting %s/%s:%s: %w", f.App, f.Name, f.Version, err)
 	}
 	if f.Runtime != RuntimeJavaScript {
 		return nil

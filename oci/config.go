@@ -1,4 +1,4 @@
-package images
+package oci
 
 import (
 	"errors"
@@ -69,7 +69,7 @@ func (c Config) validate() error {
 		errs = append(errs, errors.New("GCGrace and UploadMaxAge must not be negative"))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("images: invalid config: %w", err)
+		return fmt.Errorf("oci: invalid config: %w", err)
 	}
 	return nil
 }

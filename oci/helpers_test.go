@@ -1,4 +1,4 @@
-package images_test
+package oci_test
 
 import (
 	"archive/tar"
@@ -24,12 +24,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/corehq/core/fn"
-	"github.com/corehq/core/images"
+	"github.com/corehq/core/oci"
 	"github.com/corehq/core/server/servertest"
 )
 
 func TestMain(m *testing.M) {
-	images.RouteLibraryLogs(zap.NewNop())
+	oci.RouteLibraryLogs(zap.NewNop())
 	servertest.MainCheckingLogs(m)
 }
 
@@ -44,7 +44,7 @@ type registry struct {
 func start(t *testing.T, opts ...servertest.Option) *registry {
 	t.Helper()
 	cfg := fn.DefaultConfig()
-	opts = append([]servertest.Option{servertest.WithImages(images.DefaultConfig(), nil), servertest.WithFunctionConfig(cfg)}, opts...)
+	opts = append([]servertest.Option{servertest.WithImages(oci.DefaultConfig(), nil), servertest.WithFunctionConfig(cfg)}, opts...)
 	env := servertest.Start(t, opts...)
 	return &registry{t: t, env: env, host: strings.TrimPrefix(env.URL, "http://")}
 }
@@ -54,7 +54,7 @@ func (r *registry) token(app string) string {
 	r.t.Helper()
 	status, body := r.env.Admin(http.MethodPost, "/apps/"+app+"/registry/tokens", map[string]any{"name": "test"})
 	tok, _ := body["token"].(string)
-	if status != http.StatusCreated || tok == "" || body["user"] != images.User {
+	if status != http.StatusCreated || tok == "" || body["user"] != oci.User {
 		r.t.Fatalf("issuing a token of %s: %d %v", app, status, body)
 	}
 	return tok
@@ -72,7 +72,7 @@ func (r *registry) ref(s string) name.Reference {
 
 // login is the basic auth of user core with password pw.
 func login(pw string) remote.Option {
-	return remote.WithAuth(&authn.Basic{Username: images.User, Password: pw})
+	return remote.WithAuth(&authn.Basic{Username: oci.User, Password: pw})
 }
 
 // push writes img as s with password pw.
@@ -100,7 +100,7 @@ func (r *registry) raw(method, path, pw string, headers map[string]string, body 
 		req.Body, req.ContentLength = http.NoBody, 0
 	}
 	if pw != "" {
-		req.SetBasicAuth(images.User, pw)
+		req.SetBasicAuth(oci.User, pw)
 	}
 	for k, v := range headers {
 		req.Header.Set(k, v)

@@ -11,7 +11,7 @@ import (
 	storagedriver "github.com/distribution/distribution/v3/registry/storage/driver"
 	"github.com/distribution/distribution/v3/registry/storage/driver/testsuites"
 
-	"github.com/corehq/core/images/docfs"
+	"github.com/corehq/core/oci/docfs"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/bolt"
 )
