@@ -43,7 +43,7 @@ func run(t *testing.T, env *servertest.Env, steps []step) {
 			h = env.AdminHeaders()
 		}
 		status, body := env.Do(s.method, "/admin/v1"+s.path, h, s.body)
-		msg, code := firstError(body)
+		msg, code := servertest.FirstError(body)
 		if status != s.status || code != s.code || (s.message != "" && !regexp.MustCompile(s.message).MatchString(msg)) {
 			t.Fatalf("%s: %s %s answered %d %s %q, want %d %s matching %q\n%s",
 				s.name, s.method, s.path, status, code, msg, s.status, s.code, s.message, dump(body))
@@ -52,18 +52,6 @@ func run(t *testing.T, env *servertest.Env, steps []step) {
 			s.check(t, body)
 		}
 	}
-}
-
-func firstError(body map[string]any) (message, code string) {
-	errs, _ := body["errors"].([]any)
-	if len(errs) == 0 {
-		return "", ""
-	}
-	e, _ := errs[0].(map[string]any)
-	message, _ = e["message"].(string)
-	ext, _ := e["extensions"].(map[string]any)
-	code, _ = ext["code"].(string)
-	return message, code
 }
 
 func dump(v any) string {
@@ -328,7 +316,7 @@ func TestRotateToken(t *testing.T) {
 		t.Fatalf("rotate answered %d %s", status, dump(body))
 	}
 	status, body = env.GraphQL("a.test", old, query, nil)
-	if msg, code := firstError(body); status != 401 || code != "UNAUTHENTICATED" {
+	if msg, code := servertest.FirstError(body); status != 401 || code != "UNAUTHENTICATED" {
 		t.Errorf("the old token after rotation: %d %s %q, want 401 UNAUTHENTICATED", status, code, msg)
 	}
 	if status, body := env.GraphQL("a.test", token, query, nil); status == 401 {

@@ -136,7 +136,7 @@ func TestFunctionUploadLimit(t *testing.T) {
 	s := startFunctions(t)
 	big := bytes.Repeat([]byte("/"), 2<<20) // over the server's 1 MiB body limit
 	status, body := s.Admin(http.MethodPut, "/apps/shop/functions/big/v1", big)
-	if msg, code := firstError(body); status != 413 || code != "TOO_LARGE" {
+	if msg, code := servertest.FirstError(body); status != 413 || code != "TOO_LARGE" {
 		t.Errorf("answered %d %s %q", status, code, msg)
 	}
 }

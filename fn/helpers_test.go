@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/corehq/core/store"
-	"github.com/corehq/core/store/bolt"
+	"github.com/corehq/core/store/bolt/bolttest"
 )
 
 // env is a runtime over a real bolt store in a temporary directory.
@@ -31,13 +31,7 @@ const testApp = "shop"
 
 func newEnv(t testing.TB, change func(*Config)) *env {
 	t.Helper()
-	cfg := bolt.DefaultConfig()
-	cfg.NoSync = true
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "core.db"), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := bolttest.Open(t)
 	jcfg := DefaultConfig()
 	if change != nil {
 		change(&jcfg)

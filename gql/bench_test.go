@@ -3,11 +3,11 @@ package gql
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/corehq/core/auth"
+	"github.com/corehq/core/internal/testfiles"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store/bolt"
 	"github.com/corehq/core/tenant"
@@ -17,11 +17,8 @@ import (
 // n books, and an Env that acts with the instance token.
 func benchEnv(b *testing.B, n int) (*Schema, Env) {
 	b.Helper()
-	sdl, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "bookstore.graphql"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := schema.Parse(string(sdl), schema.DefaultLimits())
+	sdl := testfiles.Read(b, "e2e", "bookstore.graphql")
+	m, err := schema.Parse(sdl, schema.DefaultLimits())
 	if err != nil {
 		b.Fatal(err)
 	}

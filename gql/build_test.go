@@ -1,11 +1,10 @@
 package gql
 
 import (
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/corehq/core/internal/testfiles"
 	"github.com/corehq/core/schema"
 )
 
@@ -14,14 +13,11 @@ import (
 // schema shares graphql-go's introspection types; under -race this fails
 // unless builds take turns (buildMu).
 func TestConcurrentBuilds(t *testing.T) {
-	sdl, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "bookstore.graphql"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sdl := testfiles.Read(t, "e2e", "bookstore.graphql")
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for range 16 {
-		m, err := schema.Parse(string(sdl), schema.DefaultLimits())
+		m, err := schema.Parse(sdl, schema.DefaultLimits())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/graphql-go/graphql"
 
 	"github.com/corehq/core/auth"
+	"github.com/corehq/core/internal/testfiles"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store/bolt"
 	"github.com/corehq/core/tenant"
@@ -296,11 +297,8 @@ type bookstore struct {
 
 func newBookstoreFixture(t testing.TB) *bookstore {
 	t.Helper()
-	sdl, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "bookstore.graphql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := schema.Parse(string(sdl), schema.DefaultLimits())
+	sdl := testfiles.Read(t, "e2e", "bookstore.graphql")
+	m, err := schema.Parse(sdl, schema.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}

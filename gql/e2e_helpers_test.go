@@ -2,11 +2,9 @@ package gql_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 
+	"github.com/corehq/core/internal/testfiles"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
 )
@@ -14,12 +12,7 @@ import (
 // bookstoreSDL is the spec's Author/Book schema used by the end-to-end tests.
 func bookstoreSDL(t testing.TB) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "testdata", "e2e", "bookstore.graphql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return testfiles.Read(t, "e2e", "bookstore.graphql")
 }
 
 // client talks GraphQL to one instance of a real in-process server.
@@ -62,15 +55,10 @@ func (c *client) data(query string, vars map[string]any) map[string]any {
 func (c *client) fail(query string, vars map[string]any) (status int, message, code string) {
 	c.t.Helper()
 	status, body := c.do(query, vars)
-	errs, _ := body["errors"].([]any)
-	if len(errs) == 0 {
+	if errs, _ := body["errors"].([]any); len(errs) == 0 {
 		c.t.Fatalf("query succeeded, want an error: %s\nquery: %s", dump(body), query)
 	}
-	e, _ := errs[0].(map[string]any)
-	message, _ = e["message"].(string)
-	if ext, ok := e["extensions"].(map[string]any); ok {
-		code, _ = ext["code"].(string)
-	}
+	message, code = servertest.FirstError(body)
 	return status, message, code
 }
 

@@ -1,10 +1,9 @@
 package gql
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/corehq/core/internal/testfiles"
 	"github.com/corehq/core/schema"
 )
 
@@ -12,11 +11,8 @@ import (
 // a record's stored fields and the metadata, not references (they read
 // the store) nor root fields.
 func TestDirectFields(t *testing.T) {
-	sdl, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "bookstore.graphql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := schema.Parse(string(sdl), schema.DefaultLimits())
+	sdl := testfiles.Read(t, "e2e", "bookstore.graphql")
+	m, err := schema.Parse(sdl, schema.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}

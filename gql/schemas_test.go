@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/corehq/core/schema"
-	"github.com/corehq/core/store/bolt"
+	"github.com/corehq/core/store/bolt/bolttest"
 	"github.com/corehq/core/tenant"
 )
 
@@ -33,13 +32,7 @@ type schemasHarness struct {
 
 func newSchemasHarness(t testing.TB, limit int) *schemasHarness {
 	t.Helper()
-	cfg := bolt.DefaultConfig()
-	cfg.NoSync = true
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "core.db"), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := bolttest.Open(t)
 	h := &schemasHarness{t: t, reg: tenant.NewDirectory(st)}
 	h.c = newSchemas(func(m *schema.Model) (*Schema, error) {
 		h.builds.Add(1)

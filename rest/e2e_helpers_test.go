@@ -2,11 +2,10 @@ package rest_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
 
+	"github.com/corehq/core/internal/testfiles"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
 )
@@ -19,11 +18,8 @@ func TestMain(m *testing.M) { servertest.MainCheckingLogs(m) }
 // built in).
 func bookstoreSDL(t testing.TB) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "bookstore.graphql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	b := testfiles.Read(t, "e2e", "bookstore.graphql")
+	return b
 }
 
 // client talks REST to one instance of a real in-process server.

@@ -28,18 +28,6 @@ import (
 const bookstoreSDL = `type Author { name: String age: Int bestbook: Book booklist: [Book!] }
 type Book @indices(sets: [["price"]]) { title: String authorid: Int price: Float }`
 
-func firstError(body map[string]any) (message, code string) {
-	errs, _ := body["errors"].([]any)
-	if len(errs) == 0 {
-		return "", ""
-	}
-	e, _ := errs[0].(map[string]any)
-	message, _ = e["message"].(string)
-	ext, _ := e["extensions"].(map[string]any)
-	code, _ = ext["code"].(string)
-	return message, code
-}
-
 // envelope is the body of a failure with one error.
 func envelope(message, code string) map[string]any {
 	return map[string]any{"errors": []any{map[string]any{"message": message, "extensions": map[string]any{"code": code}}}}
@@ -131,7 +119,7 @@ func TestReadyz(t *testing.T) {
 	}
 	ps.down = true
 	status, body := get()
-	if msg, code := firstError(body); status != 503 || code != "UNAVAILABLE" || strings.Contains(msg, "moon") {
+	if msg, code := servertest.FirstError(body); status != 503 || code != "UNAVAILABLE" || strings.Contains(msg, "moon") {
 		t.Errorf("store down: %d %s %q, want 503 UNAVAILABLE without the store's text", status, code, msg)
 	}
 }
@@ -180,14 +168,14 @@ func TestBodyLimit(t *testing.T) {
 		defer res.Body.Close()
 		var body map[string]any
 		json.NewDecoder(res.Body).Decode(&body)
-		if _, code := firstError(body); res.StatusCode != 413 || code != "TOO_LARGE" {
+		if _, code := servertest.FirstError(body); res.StatusCode != 413 || code != "TOO_LARGE" {
 			t.Errorf("%d %v, want 413 TOO_LARGE", res.StatusCode, body)
 		}
 	})
 	t.Run("graphql", func(t *testing.T) {
 		q := map[string]any{"query": "{ __typename }", "variables": map[string]any{"pad": strings.Repeat("x", 2000)}}
 		status, body := env.Do("POST", "/graphql", map[string]string{"core-domain": "a.test", "authorization": token}, q)
-		if _, code := firstError(body); status != 413 || code != "TOO_LARGE" {
+		if _, code := servertest.FirstError(body); status != 413 || code != "TOO_LARGE" {
 			t.Errorf("%d %v, want 413 TOO_LARGE", status, body)
 		}
 	})

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/corehq/core/internal/testfiles"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/store/mongo"
 	"github.com/corehq/core/store/mongo/mongotest"
@@ -35,13 +34,10 @@ func TestTwoServersOneDatabase(t *testing.T) {
 		return servertest.Start(t, servertest.WithStore(st))
 	}
 	a, b := server(), server()
-	sdl, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "bookstore.graphql"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sdl := testfiles.Read(t, "e2e", "bookstore.graphql")
 
 	// Deploy through a, serve through b.
-	a.PutRelease("bookstore", "v1", string(sdl))
+	a.PutRelease("bookstore", "v1", sdl)
 	token := a.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
 	within(t, 2*time.Second, "the new instance to serve through b", func() bool {
 		status, _ := b.GraphQL("books.test", token, `{ __typename }`, nil)
@@ -49,7 +45,7 @@ func TestTwoServersOneDatabase(t *testing.T) {
 	})
 
 	// A release swap through a reaches b.
-	withISBN := strings.Replace(string(sdl), "title: String", "title: String\n  isbn: String", 1)
+	withISBN := strings.Replace(sdl, "title: String", "title: String\n  isbn: String", 1)
 	a.PutRelease("bookstore", "v2", withISBN)
 	if status, body := a.Admin(http.MethodPatch, "/instances/books.test", map[string]any{"release": "v2"}); status != http.StatusOK {
 		t.Fatalf("PATCH release: %d %v", status, body)

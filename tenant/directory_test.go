@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +14,7 @@ import (
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store"
-	"github.com/corehq/core/store/bolt"
+	"github.com/corehq/core/store/bolt/bolttest"
 	"github.com/corehq/core/tenant"
 )
 
@@ -63,13 +62,7 @@ func (s *spyStore) lastDeclared(inst string) []store.TypeSpec {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	cfg := bolt.DefaultConfig()
-	cfg.NoSync = true
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "core.db"), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := bolttest.Open(t)
 	h := &harness{t: t, st: &spyStore{Store: st, declared: map[string][]store.TypeSpec{}}}
 	h.reg = h.newDirectory()
 	return h

@@ -41,23 +41,10 @@ func TestMiddleware(t *testing.T) {
 				path += "?query=%7B__typename%7D"
 			}
 			status, got := env.Do(tc.method, path, tc.headers, body)
-			msg, code := firstError(got)
+			msg, code := servertest.FirstError(got)
 			if status != tc.status || code != tc.code || !strings.Contains(msg, tc.message) {
 				t.Errorf("%d %s %q, want %d %s containing %q", status, code, msg, tc.status, tc.code, tc.message)
 			}
 		})
 	}
-}
-
-// firstError returns the message and code of the first envelope entry.
-func firstError(body map[string]any) (message, code string) {
-	errs, _ := body["errors"].([]any)
-	if len(errs) == 0 {
-		return "", ""
-	}
-	e, _ := errs[0].(map[string]any)
-	message, _ = e["message"].(string)
-	ext, _ := e["extensions"].(map[string]any)
-	code, _ = ext["code"].(string)
-	return message, code
 }

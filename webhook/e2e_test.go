@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +20,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/corehq/core/fn"
+	"github.com/corehq/core/internal/testfiles"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
 )
@@ -70,11 +69,8 @@ func start(t *testing.T, settings tenant.Settings, opts ...servertest.Option) *h
 	cfg := fn.DefaultConfig()
 	cfg.Timeout = 400 * time.Millisecond
 	env := servertest.Start(t, append([]servertest.Option{servertest.WithFunctionConfig(cfg)}, opts...)...)
-	sdl, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "webhooks.graphql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.PutRelease("hooks", "v1", string(sdl))
+	sdl := testfiles.Read(t, "e2e", "webhooks.graphql")
+	env.PutRelease("hooks", "v1", sdl)
 	h := &hooks{t: t, env: env, token: env.CreateInstance("hooks.test", "hooks", "v1", settings)}
 	publish := func(name string, src []byte) {
 		res, body := env.DoRaw("PUT", "/admin/v1/apps/hooks/functions/"+name+"/v1", env.AdminHeaders(), src)
@@ -86,10 +82,7 @@ func start(t *testing.T, settings tenant.Settings, opts ...servertest.Option) *h
 		publish(name, []byte(src))
 	}
 	for _, name := range []string{"echo", "stripe-store"} {
-		src, err := os.ReadFile(filepath.Join("..", "testdata", "functions", name, "index.js"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		src := []byte(testfiles.Read(t, "functions", name, "index.js"))
 		publish(name, src)
 	}
 	// Webhooks saved with the instance token run as the instance's account.
@@ -455,11 +448,8 @@ func TestWebhookFailuresAreDiagnosed(t *testing.T) {
 	}
 
 	// A swap to a release without the field the webhook runs.
-	sdl, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", "webhooks.graphql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.env.PutRelease("hooks", "v2", strings.Replace(string(sdl), "  mirror(payload: WebhookPayload): WebhookResponse @fn(name: \"mirror\", version: \"v1\")\n", "", 1))
+	sdl := testfiles.Read(t, "e2e", "webhooks.graphql")
+	h.env.PutRelease("hooks", "v2", strings.Replace(sdl, "  mirror(payload: WebhookPayload): WebhookResponse @fn(name: \"mirror\", version: \"v1\")\n", "", 1))
 	if status, body := h.env.Admin("PATCH", "/instances/hooks.test", map[string]any{"release": "v2"}); status != 200 {
 		t.Fatalf("swap: %d %s", status, dump(body))
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"io"
-	"path/filepath"
 	"testing"
 
 	storagedriver "github.com/distribution/distribution/v3/registry/storage/driver"
@@ -13,20 +12,8 @@ import (
 
 	"github.com/corehq/core/oci/docfs"
 	"github.com/corehq/core/store"
-	"github.com/corehq/core/store/bolt"
+	"github.com/corehq/core/store/bolt/bolttest"
 )
-
-func openStore(t *testing.T) store.Store {
-	t.Helper()
-	cfg := bolt.DefaultConfig()
-	cfg.NoSync = true
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "core.db"), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
 
 // TestDriverSuite runs distribution's conformance suite for storage
 // drivers on the driver over the embedded store. The suite is run in its
@@ -41,7 +28,7 @@ func TestDriverSuite(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = flag.Set("test.short", "false") })
 	}
-	st := openStore(t)
+	st := bolttest.Open(t)
 	testsuites.Driver(t, func() (storagedriver.StorageDriver, error) { return docfs.New(st), nil }, false)
 }
 
@@ -65,7 +52,7 @@ func (c *countingStore) PutDoc(ctx context.Context, kind, key string, doc []byte
 // reads back whole and from an offset, and that a move keeps it.
 func TestChunkedContent(t *testing.T) {
 	ctx := context.Background()
-	cs := &countingStore{Store: openStore(t)}
+	cs := &countingStore{Store: bolttest.Open(t)}
 	d := docfs.New(cs)
 	want := make([]byte, 3*docfs.ChunkSize+12345)
 	for i := range want {

@@ -302,6 +302,21 @@ func (e *Env) GraphQL(domain, token, query string, vars map[string]any) (int, ma
 	return e.Do(http.MethodPost, "/graphql", h, req)
 }
 
+// FirstError returns the message and code of the first entry of an error
+// envelope ({"errors": [{"message", "extensions": {"code"}}]}); empty
+// strings when there is none.
+func FirstError(body map[string]any) (message, code string) {
+	errs, _ := body["errors"].([]any)
+	if len(errs) == 0 {
+		return "", ""
+	}
+	e, _ := errs[0].(map[string]any)
+	message, _ = e["message"].(string)
+	ext, _ := e["extensions"].(map[string]any)
+	code, _ = ext["code"].(string)
+	return message, code
+}
+
 func dump(v any) string {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,7 +14,7 @@ import (
 	"time"
 
 	"github.com/corehq/core/store"
-	"github.com/corehq/core/store/bolt"
+	"github.com/corehq/core/store/bolt/bolttest"
 	"github.com/corehq/core/store/mongo/mongotest"
 )
 
@@ -144,16 +143,5 @@ func openStore(t testing.TB) store.Store {
 	if Kind() == KindMongo {
 		return mongotest.Open(t)
 	}
-	bcfg := bolt.DefaultConfig()
-	bcfg.NoSync = true // a test's data need not survive a machine crash
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "core.db"), bcfg)
-	if err != nil {
-		t.Fatalf("servertest: opening the store: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := st.Close(); err != nil {
-			t.Errorf("servertest: closing the store: %v", err)
-		}
-	})
-	return st
+	return bolttest.Open(t)
 }
