@@ -359,18 +359,27 @@ func notPublished(app, name, version string) error {
 // maxFuncNameLen bounds app, function and version names.
 const maxFuncNameLen = 64
 
-// checkNames checks app, function and version names: 1 to 64 letters,
-// digits, '.', '_' or '-', starting with a letter or digit (they appear
-// in URLs and store keys).
+// ValidName reports whether s can name an app, a function or a version:
+// 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or
+// digit (names appear in URLs, store keys and image references).
+func ValidName(s string) bool {
+	if s == "" || len(s) > maxFuncNameLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkNames checks app, function and version names (ValidName).
 func checkNames(app, name, version string) error {
 	for _, f := range [...]struct{ what, v string }{{"app", app}, {"function name", name}, {"version", version}} {
-		ok := f.v != "" && len(f.v) <= maxFuncNameLen
-		for i := 0; ok && i < len(f.v); i++ {
-			c := f.v[i]
-			alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-			ok = alnum || i > 0 && (c == '.' || c == '_' || c == '-')
-		}
-		if !ok {
+		if !ValidName(f.v) {
 			return errcode.New(errcode.BadRequest,
 				"%s %q: use 1 to %d letters, digits, '.', '_' and '-', starting with a letter or digit", f.what, f.v, maxFuncNameLen)
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/distribution/distribution/v3/registry/api/errcode"
+
+	"github.com/corehq/core/fn"
 )
 
 // What a /v2/ request addresses.
@@ -26,7 +28,7 @@ type route struct {
 	ref string
 }
 
-// maxNameLen bounds app and function names, as fn does.
+// maxNameLen bounds app and function names, as fn.ValidName does.
 const maxNameLen = 64
 
 // parseRoute reads the target of a request path. A repository is always
@@ -65,40 +67,17 @@ func parseRoute(p string) (route, error) {
 
 func isKind(s string) bool { return s == kindBlobs || s == kindManifests || s == kindTags }
 
-// validName: 1 to 64 of [a-z0-9._-], starting with a letter or digit.
-// Container references are lowercase, so fn's upper-case letters are not
-// allowed here; distribution checks the finer grammar (no separator at
-// the end, none repeated).
+// validName: an fn.ValidName in lower case. Container references are
+// lowercase, so fn's upper-case letters are not allowed here;
+// distribution checks the finer grammar (no separator at the end, none
+// repeated).
 func validName(s string) bool {
-	if s == "" || len(s) > maxNameLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
-			return false
-		}
-	}
-	return true
+	return fn.ValidName(s) && strings.ToLower(s) == s
 }
 
-// validVersion reports whether a tag can name a function version: 1 to
-// 64 letters, digits, '.', '_' and '-', starting with a letter or digit
-// (fn's rule, inside the OCI tag grammar).
-func validVersion(s string) bool {
-	if s == "" || len(s) > maxNameLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
-			return false
-		}
-	}
-	return true
-}
+// validVersion reports whether a tag can name a function version
+// (fn.ValidName, which fits inside the OCI tag grammar).
+func validVersion(s string) bool { return fn.ValidName(s) }
 
 // isDigest reports whether a manifest reference is meant as a digest
 // (else it is a tag): tags hold no ':'. A malformed digest goes on to

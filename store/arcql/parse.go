@@ -210,64 +210,46 @@ func pathOf(t token) Path {
 
 // or reads `and { OR and }`.
 func (p *parser) or() (Expr, error) {
-	x, err := p.and()
-	if err != nil {
-		return nil, err
-	}
-	var terms []Expr
-	for {
-		t, err := p.peek(0)
-		if err != nil {
-			return nil, err
-		}
-		if !t.is("OR") {
-			break
-		}
-		p.skip()
-		y, err := p.and()
-		if err != nil {
-			return nil, err
-		}
-		if terms == nil {
-			terms = appendTerms(nil, x, true)
-		}
-		terms = appendTerms(terms, y, true)
-	}
-	if terms == nil {
-		return x, nil
+	x, terms, err := p.chain("OR", (*parser).and, true)
+	if err != nil || terms == nil {
+		return x, err
 	}
 	return &Or{Terms: terms}, nil
 }
 
 // and reads `unary { AND unary }`.
 func (p *parser) and() (Expr, error) {
-	x, err := p.unary()
-	if err != nil {
-		return nil, err
+	x, terms, err := p.chain("AND", (*parser).unary, false)
+	if err != nil || terms == nil {
+		return x, err
 	}
-	var terms []Expr
+	return &And{Terms: terms}, nil
+}
+
+// chain reads `next { op next }`: the one operand x when there is no op,
+// or else the chain's terms, flattened (appendTerms).
+func (p *parser) chain(op string, next func(*parser) (Expr, error), or bool) (x Expr, terms []Expr, err error) {
+	if x, err = next(p); err != nil {
+		return nil, nil, err
+	}
 	for {
 		t, err := p.peek(0)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if !t.is("AND") {
-			break
+		if !t.is(op) {
+			return x, terms, nil
 		}
 		p.skip()
-		y, err := p.unary()
+		y, err := next(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if terms == nil {
-			terms = appendTerms(nil, x, false)
+			terms = appendTerms(nil, x, or)
 		}
-		terms = appendTerms(terms, y, false)
+		terms = appendTerms(terms, y, or)
 	}
-	if terms == nil {
-		return x, nil
-	}
-	return &And{Terms: terms}, nil
 }
 
 // appendTerms appends x to terms, or x's own terms when x is a node of the
