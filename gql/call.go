@@ -2,10 +2,12 @@ package gql
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/corehq/core/access"
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/store"
@@ -38,6 +40,8 @@ type Env struct {
 	// functionErr, when set, receives the error of the first function
 	// call of the request that fails (RunWebhook classifies it).
 	functionErr *error
+	// grants are the instances' grants; nil reads as none.
+	grants *access.Cache
 }
 
 // Unauthenticated returns why the caller's token was refused, or nil. A
@@ -55,6 +59,10 @@ type call struct {
 	// coercion (which drops explicit nulls that upsert needs).
 	vars map[string]any
 	now  time.Time
+	// reads caches, per type, what the caller may read through grants
+	// (readable).
+	readsMu sync.Mutex
+	reads   map[string]*access.Read
 }
 
 type callKey struct{}

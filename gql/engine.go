@@ -2,10 +2,12 @@ package gql
 
 import (
 	"context"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/corehq/core/access"
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/fn"
@@ -33,7 +35,14 @@ type Engine struct {
 	functionLog fn.LogSink
 	log         *zap.Logger
 	schemas     *schemas
+	// grants are the instances' AccessRight records (access.Cache).
+	grants *access.Cache
 }
+
+// grantsTTL is how long a snapshot of an instance's grants serves before
+// it is read again: the most a grant changed by another process (on a
+// shared MongoDB) takes to count here.
+const grantsTTL = time.Second
 
 // EngineOption configures an Engine.
 type EngineOption func(*Engine)
@@ -58,6 +67,8 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 		o(e)
 	}
 	e.schemas = newSchemas(func(m *schema.Model) (*Schema, error) { return Build(m, cfg) }, instances.Holds)
+	e.grants = access.NewCache(st, grantsTTL)
+	instances.OnDelete(func(_ context.Context, id string) error { e.grants.Forget(id); return nil })
 	return e
 }
 
@@ -117,7 +128,7 @@ func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization,
 // instance's release once.
 func (e *Engine) env(inst *tenant.Instance, p auth.Principal, clientIP string) Env {
 	return Env{Store: e.store, Accounts: e.accounts, Instance: inst, Release: inst.Release(),
-		Principal: p, ClientIP: clientIP, Functions: e.functions}
+		Principal: p, ClientIP: clientIP, Functions: e.functions, grants: e.grants}
 }
 
 // keysOf returns what authentication knows of an instance.

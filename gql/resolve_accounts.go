@@ -116,7 +116,7 @@ func resolveLogin(byEmail bool) graphql.FieldResolveFn {
 			// Parameters were raised since the hash was made: store a new
 			// one. The login succeeds whether or not this does.
 			if phc, err := a.HashPassword(p.Context, pw); err == nil {
-				_, _ = c.Store.Write(p.Context, c.Instance.ID, []store.Op{{Kind: store.OpUpsert, Type: "Account", ID: acct.ID,
+				_, _ = c.write(p.Context, []store.Op{{Kind: store.OpUpsert, Type: "Account", ID: acct.ID,
 					Set: map[string]any{auth.FieldPassword: phc}, Now: c.now}})
 			}
 		}
@@ -140,7 +140,7 @@ func resolveLogout(p graphql.ResolveParams) (any, error) {
 	if c.Principal.Kind != auth.User {
 		return nil, errcode.New(errcode.BadRequest, "logout needs a session token")
 	}
-	_, err := c.Store.Write(p.Context, c.Instance.ID, []store.Op{{Kind: store.OpUpsert, Type: "Account", ID: c.Principal.AccountID,
+	_, err := c.write(p.Context, []store.Op{{Kind: store.OpUpsert, Type: "Account", ID: c.Principal.AccountID,
 		Set: map[string]any{auth.FieldSessionsAfter: c.Accounts.Now().UnixMicro(), auth.FieldKeepSession: nil}, Now: c.now}})
 	if err != nil {
 		return nil, storeError(err)
@@ -197,7 +197,7 @@ func resolveCreateAccount(p graphql.ResolveParams) (any, error) {
 	if err := u.checkRefs(p); err != nil {
 		return nil, err
 	}
-	results, err := c.Store.Write(p.Context, c.Instance.ID, u.ops)
+	results, err := c.write(p.Context, u.ops)
 	if err != nil {
 		return nil, storeError(err)
 	}

@@ -33,7 +33,7 @@ func selectAll(ctx context.Context, c *call, typ, text string, includeTrashed bo
 	}
 	out := recs[:0]
 	for _, r := range recs {
-		if visible(c, r) {
+		if owned(c, r) {
 			out = append(out, r)
 		}
 	}
@@ -99,7 +99,7 @@ func resolveDelete(p graphql.ResolveParams) (any, error) {
 	for _, id := range ids {
 		ops = append(ops, store.Op{Kind: store.OpDelete, Type: typ, ID: id, Now: c.now})
 	}
-	results, err := c.Store.Write(p.Context, c.Instance.ID, ops)
+	results, err := c.write(p.Context, ops)
 	if err != nil {
 		return nil, storeError(err)
 	}
@@ -138,7 +138,7 @@ func resolveTrash(on bool) graphql.FieldResolveFn {
 		if len(ops) == 0 {
 			return 0, nil
 		}
-		results, err := c.Store.Write(p.Context, c.Instance.ID, ops)
+		results, err := c.write(p.Context, ops)
 		if err != nil {
 			return nil, storeError(err)
 		}
@@ -170,12 +170,15 @@ func resolveLink(on bool) graphql.FieldResolveFn {
 			return nil, errcode.New(errcode.BadRequest, "%s.%s is not a reference to %s", from, via, to)
 		}
 		src, err := c.Store.Get(p.Context, c.Instance.ID, from, fromID)
-		if err != nil || !visible(c, src) {
+		if err != nil || !visible(p.Context, c, src) {
 			return nil, notFound(err, from, fromID)
+		}
+		if !owned(c, src) {
+			return nil, errcode.New(errcode.Forbidden, "%s %s belongs to another account", from, fromID)
 		}
 		if on {
 			dst, err := c.Store.Get(p.Context, c.Instance.ID, to, toID)
-			if err != nil || !visible(c, dst) {
+			if err != nil || !visible(p.Context, c, dst) {
 				return nil, notFound(err, to, toID)
 			}
 		}
@@ -193,7 +196,7 @@ func resolveLink(on bool) graphql.FieldResolveFn {
 			}
 			op = store.Op{Kind: store.OpUpsert, Type: from, ID: fromID, Set: map[string]any{via: nil}, Now: c.now}
 		}
-		if _, err := c.Store.Write(p.Context, c.Instance.ID, []store.Op{op}); err != nil {
+		if _, err := c.write(p.Context, []store.Op{op}); err != nil {
 			return nil, storeError(err)
 		}
 		return true, nil

@@ -27,7 +27,11 @@ func resolveFind(p graphql.ResolveParams) (any, error) {
 	a.after, _ = p.Args["after"].(string)
 	a.before, _ = p.Args["before"].(string)
 	a.page, _ = p.Args["page"].(int)
-	base := store.Query{Type: typ, Filter: ownerFilter(c, typ, q.Filter), Sort: q.Sort, IncludeTrashed: includeTrashed}
+	filter, err := readFilter(p.Context, c, typ, q.Filter)
+	if err != nil {
+		return nil, err
+	}
+	base := store.Query{Type: typ, Filter: filter, Sort: q.Sort, IncludeTrashed: includeTrashed}
 	return findPage(p.Context, c, base, a)
 }
 
@@ -47,7 +51,7 @@ func resolveGet(p graphql.ResolveParams) (any, error) {
 	if err != nil {
 		return nil, storeError(err)
 	}
-	if r.Trashed != nil || !visible(c, r) {
+	if r.Trashed != nil || !visible(p.Context, c, r) {
 		return nil, nil
 	}
 	return newBatch([]*store.Record{r})[0], nil

@@ -8,6 +8,7 @@ import (
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
 
+	"github.com/corehq/core/access"
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/schema"
@@ -52,7 +53,10 @@ func resolveUpsert(p graphql.ResolveParams) (any, error) {
 	if err := u.checkOwner(p); err != nil {
 		return nil, err
 	}
-	results, err := c.Store.Write(p.Context, c.Instance.ID, u.ops)
+	if err := u.checkGrantTargets(p); err != nil {
+		return nil, err
+	}
+	results, err := c.write(p.Context, u.ops)
 	if err != nil {
 		return nil, storeError(err)
 	}
@@ -115,6 +119,9 @@ type upserter struct {
 	// refs are records referenced by id only: type → id → path, checked to
 	// exist before writing.
 	refs map[string]map[string]string
+	// grantTargets are the records an account's AccessRights name, and
+	// members the accounts AccessRights name.
+	grantTargets, members []grantTarget
 }
 
 func newUpserter(c *call, p graphql.ResolveParams) *upserter {
@@ -176,8 +183,13 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 	if id == "" {
 		id = store.NewID()
 	}
-	if t.Name == "Webhook" {
+	switch t.Name {
+	case "Webhook":
 		if err := u.checkWebhook(u.p, obj, set, id, path); err != nil {
+			return "", err
+		}
+	case access.Type:
+		if err := u.checkAccessRight(set, path); err != nil {
 			return "", err
 		}
 	}
@@ -248,6 +260,11 @@ func (u *upserter) one(t *schema.Type, f *schema.Field, v any, path string) (any
 		}
 		return u.c.Accounts.HashPassword(u.p.Context, pw)
 	case f.Kind == schema.KindRef:
+		if t.Name == access.Type && f.Name == "members" {
+			if id, ok := u.member(v, path); ok {
+				return id, nil
+			}
+		}
 		target, _ := m.Type(f.Type)
 		return u.record(target, v, path, false)
 	case f.Kind == schema.KindObject:
@@ -323,7 +340,7 @@ func (u *upserter) checkRefs(p graphql.ResolveParams) error {
 			return storeError(err)
 		}
 		for _, id := range ids {
-			if r, ok := found[id]; !ok || !visible(u.c, r) {
+			if r, ok := found[id]; !ok || !visible(p.Context, u.c, r) {
 				return errcode.New(errcode.NotFound, "%s: %s %s does not exist", u.refs[typ][id], typ, id)
 			}
 		}
@@ -462,7 +479,7 @@ func (u *upserter) checkOwner(p graphql.ResolveParams) error {
 			return storeError(err)
 		}
 		for _, id := range byType[typ] {
-			if r, ok := found[id]; ok && !visible(u.c, r) {
+			if r, ok := found[id]; ok && !owned(u.c, r) {
 				return errcode.New(errcode.Forbidden, "%s %s belongs to another account", typ, id)
 			}
 		}

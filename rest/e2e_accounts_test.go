@@ -13,10 +13,15 @@ import (
 func TestOwnerRuleOverREST(t *testing.T) {
 	t.Parallel()
 	admin := newBookstore(t, tenant.Settings{})
+	ids := map[string]string{}
 	for _, u := range []string{"ada", "bob"} {
-		if status, body := admin.do("POST", "/fn/mutation/createAccount", map[string]any{"value": map[string]any{
-			"username": u, "password": map[string]any{"value": u + "'s password"}}}); status != 200 {
+		status, body := admin.do("POST", "/fn/mutation/createAccount", map[string]any{"value": map[string]any{
+			"username": u, "password": map[string]any{"value": u + "'s password"}}})
+		if status != 200 {
 			t.Fatalf("createAccount %s: %d %s", u, status, dump(body))
+		}
+		if ids[u], _ = body["data"].(map[string]any)["createAccount"].(map[string]any)["id"].(string); ids[u] == "" {
+			t.Fatalf("createAccount %s answered no id: %s", u, dump(body))
 		}
 	}
 	session := func(u string) *client {
@@ -45,5 +50,21 @@ func TestOwnerRuleOverREST(t *testing.T) {
 	}
 	if status, body := admin.do("GET", "/Book/adas", nil); status != 200 || !strings.Contains(dump(body), `"title": "Ada's"`) {
 		t.Errorf("ada's book after bob's refused writes: %d %s", status, dump(body))
+	}
+
+	// A grant from ada lets bob read her book through REST, and only read.
+	if status, body := ada.do("POST", "/", map[string]any{"values": map[string]any{"AccessRight": map[string]any{
+		"resource": "adas", "resourceType": "Book", "operationType": "Query", "operation": "get", "permissionType": "RBP",
+		"members": []any{map[string]any{"core": map[string]any{"id": ids["bob"]}}}}}}); status != 200 {
+		t.Fatalf("ada grants bob her book: %d %s", status, dump(body))
+	}
+	if status, body := bob.do("GET", "/Book/adas", nil); status != 200 || !strings.Contains(dump(body), `"title": "Ada's"`) {
+		t.Errorf("bob reads ada's granted book: %d %s", status, dump(body))
+	}
+	if status, body := bob.do("GET", "/Book", nil); status != 200 || !strings.Contains(dump(body), `"title": "Ada's"`) {
+		t.Errorf("bob lists books with ada's grant: %d %s", status, dump(body))
+	}
+	if status, body := bob.do("PUT", "/", map[string]any{"values": map[string]any{"Book": map[string]any{"core": map[string]any{"id": "adas"}, "title": "Bob's now"}}}); status != 403 {
+		t.Errorf("bob updates ada's book he may read: %d %s, want 403", status, dump(body))
 	}
 }

@@ -54,6 +54,42 @@ type Webhook {
   query: GraphQLRef!
 }
 
+"Whether an AccessRight grants on records its owner owns (RBP, resource-based) or on every record of a type (SBP, scope-based; the instance token's only)."
+enum AccessRightType {
+  RBP
+  SBP
+}
+
+"Grants an operation on records to accounts, to the members of a team, to every account (member id *) or to anonymous callers (member id anonymous)."
+type AccessRight {
+  "A record id, or * for every record of resourceType owned by resourceOwnerId, present and future."
+  resource: String!
+  "A type name, or *."
+  resourceType: String!
+  "Query, Mutation or *."
+  operationType: String!
+  "get, find, upsert, delete, trash, untrash, link, unlink, or *."
+  operation: String!
+  "Comma-separated field names the grant is limited to; absent: every field."
+  fields: String
+  permissionType: AccessRightType!
+  "false disables the grant; absent or true: active."
+  approved: Boolean
+  "Active from (inclusive); absent: always."
+  startDate: DateTime
+  "Active until (exclusive); absent: forever."
+  endDate: DateTime
+  members: [Account!]
+  "The type of the record whose list field holds the members, read at request time."
+  membersSourceType: String
+  "That record's list field of Account references."
+  membersSourceField: String
+  "That record's id."
+  membersSourceId: String
+  "The account whose records an RBP grant covers: set by the service to the creating account; only the instance token may set another."
+  resourceOwnerId: String
+}
+
 "The URL of a request that reached a webhook."
 type URL @indices(sets: [["path"]]) {
   path: String!
@@ -105,7 +141,7 @@ const builtinSDLName = "core:builtins.graphql"
 // (stored, queried, upserted); the other built-in object types are embedded.
 func isBuiltinRecord(name string) bool {
 	switch name {
-	case "Account", "Webhook", "URL":
+	case "Account", "Webhook", "URL", "AccessRight":
 		return true
 	}
 	return false

@@ -35,9 +35,9 @@ func TestBuiltins(t *testing.T) {
 	}
 	got := [][]string{records, objects, enums, inputs, m.Scalars}
 	want := [][]string{
-		{"Account", "URL", "Webhook"},
+		{"AccessRight", "Account", "URL", "Webhook"},
 		{"GraphQLRef", "WebhookResponse"},
-		{"OpType"},
+		{"AccessRightType", "OpType"},
 		{"PasswordInput", "URLInput", "WebhookPayload"},
 		nil, // built-in scalars are not listed
 	}

@@ -360,8 +360,8 @@ func compileInIDs(in *arcql.InIDs) cond {
 	if len(in.IDs) == 0 {
 		return cond{pos: never, neg: all, exact: true}
 	}
-	p := fID
-	if in.Field != "core.id" {
+	p, ok := metaField[in.Field] // core.id, core.createdBy
+	if !ok {
 		p = fieldPath(strings.Split(in.Field, "."))
 	}
 	ids := make(bson.A, len(in.IDs))

@@ -1,0 +1,113 @@
+package access
+
+import (
+	"time"
+
+	"github.com/corehq/core/auth"
+	"github.com/corehq/core/store"
+)
+
+// Type is the built-in record type of grants.
+const Type = "AccessRight"
+
+// Member ids that name no account.
+const (
+	Everyone  = "*"         // every account of the instance
+	Anonymous = "anonymous" // callers without a token
+)
+
+// Permission types.
+const (
+	RBP = "RBP" // resource-based: on records the grant's owner owns
+	SBP = "SBP" // scope-based: on every record of a type
+)
+
+// OperationTypes and Operations are the values an AccessRight may hold
+// (besides "*").
+var (
+	OperationTypes = []string{"Query", "Mutation"}
+	Operations     = []string{"get", "find", "upsert", "delete", "trash", "untrash", "link", "unlink"}
+)
+
+// Grant is one AccessRight record, decoded.
+type Grant struct {
+	ID            string
+	Owner         string // resourceOwnerId: whose records an RBP covers
+	Resource      string // a record id or "*"
+	ResourceType  string // a type name or "*"
+	OperationType string
+	Operation     string
+	Scope         bool // SBP
+	Disabled      bool // approved: false
+	Start, End    time.Time
+	Members       []string
+}
+
+// FromRecord decodes an AccessRight record.
+func FromRecord(r *store.Record) Grant {
+	str := func(name string) string { s, _ := r.Fields[name].(string); return s }
+	when := func(name string) time.Time {
+		t, _ := time.Parse(time.RFC3339Nano, str(name))
+		return t
+	}
+	g := Grant{
+		ID: r.ID, Owner: str("resourceOwnerId"), Resource: str("resource"), ResourceType: str("resourceType"),
+		OperationType: str("operationType"), Operation: str("operation"), Scope: str("permissionType") == SBP,
+		Start: when("startDate"), End: when("endDate"),
+	}
+	if b, ok := r.Fields["approved"].(bool); ok && !b {
+		g.Disabled = true
+	}
+	if list, ok := r.Fields["members"].([]any); ok {
+		for _, m := range list {
+			if s, ok := m.(string); ok {
+				g.Members = append(g.Members, s)
+			}
+		}
+	}
+	return g
+}
+
+// Active reports whether the grant counts at now.
+func (g *Grant) Active(now time.Time) bool {
+	return !g.Disabled && (g.Start.IsZero() || !now.Before(g.Start)) && (g.End.IsZero() || now.Before(g.End))
+}
+
+// reads reports whether the grant lets its members read.
+func (g *Grant) reads() bool {
+	return (g.OperationType == "Query" || g.OperationType == "*") &&
+		(g.Operation == "get" || g.Operation == "find" || g.Operation == "*")
+}
+
+// covers reports whether the grant is about records of typ. "*" covers
+// every type but AccessRight itself: grants are shown to others only by
+// a grant that names their type.
+func (g *Grant) covers(typ string) bool {
+	return g.ResourceType == typ || g.ResourceType == "*" && typ != Type
+}
+
+// names reports whether p is among the grant's members.
+func (g *Grant) names(p auth.Principal) bool {
+	for _, m := range g.Members {
+		switch {
+		case p.Kind == auth.User && (m == p.AccountID || m == Everyone):
+			return true
+		case p.Kind == auth.Anonymous && m == Anonymous:
+			return true
+		}
+	}
+	return false
+}
+
+// ValidOperation reports whether s is "*" or one of vals.
+func ValidOperation(s string, vals []string) bool {
+	if s == "*" {
+		return true
+	}
+	for _, v := range vals {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

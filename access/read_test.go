@@ -1,0 +1,98 @@
+package access_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/corehq/core/access"
+	"github.com/corehq/core/auth"
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/bolt/bolttest"
+)
+
+func TestReads(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	bob := auth.Principal{Kind: auth.User, AccountID: "bob"}
+	anon := auth.Principal{Kind: auth.Anonymous}
+	read := access.Grant{ResourceType: "Book", OperationType: "Query", Operation: "find"}
+	with := func(change func(*access.Grant)) access.Grant { g := read; change(&g); return g }
+	for _, tc := range []struct {
+		name  string
+		g     access.Grant
+		p     auth.Principal
+		typ   string
+		owner []string
+		ids   []string
+		all   bool
+	}{
+		{"a record to bob", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"bob"} }), bob, "Book", nil, []string{"b1"}, false},
+		{"every record of ada's to everyone", with(func(g *access.Grant) { g.Resource, g.Owner, g.Members = "*", "ada", []string{"*"} }), bob, "Book", []string{"ada"}, nil, false},
+		{"an SBP", with(func(g *access.Grant) { g.Resource, g.Scope, g.Members = "*", true, []string{"bob"} }), bob, "Book", nil, nil, true},
+		{"another type", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"bob"} }), bob, "Author", nil, nil, false},
+		{"any type", with(func(g *access.Grant) { g.ResourceType, g.Resource, g.Members = "*", "b1", []string{"bob"} }), bob, "Author", nil, []string{"b1"}, false},
+		{"any type leaves AccessRight out", with(func(g *access.Grant) { g.ResourceType, g.Resource, g.Members = "*", "b1", []string{"bob"} }), bob, access.Type, nil, nil, false},
+		{"another member", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"cy"} }), bob, "Book", nil, nil, false},
+		{"everyone is not anonymous", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"*"} }), anon, "Book", nil, nil, false},
+		{"anonymous", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"anonymous"} }), anon, "Book", nil, []string{"b1"}, false},
+		{"a write grant", with(func(g *access.Grant) {
+			g.OperationType, g.Operation, g.Resource, g.Members = "Mutation", "upsert", "b1", []string{"bob"}
+		}), bob, "Book", nil, nil, false},
+		{"a get grant reads", with(func(g *access.Grant) { g.Operation, g.Resource, g.Members = "get", "b1", []string{"bob"} }), bob, "Book", nil, []string{"b1"}, false},
+		{"disapproved", with(func(g *access.Grant) { g.Resource, g.Members, g.Disabled = "b1", []string{"bob"}, true }), bob, "Book", nil, nil, false},
+		{"not started", with(func(g *access.Grant) { g.Resource, g.Members, g.Start = "b1", []string{"bob"}, now.Add(time.Second) }), bob, "Book", nil, nil, false},
+		{"started at now", with(func(g *access.Grant) { g.Resource, g.Members, g.Start = "b1", []string{"bob"}, now }), bob, "Book", nil, []string{"b1"}, false},
+		{"ended at now", with(func(g *access.Grant) { g.Resource, g.Members, g.End = "b1", []string{"bob"}, now }), bob, "Book", nil, nil, false},
+	} {
+		r := access.Reads([]access.Grant{tc.g}, tc.p, tc.typ, now)
+		if r.All != tc.all || !cmp.Equal(r.Owners, tc.owner) || !cmp.Equal(r.IDs, tc.ids) {
+			t.Errorf("%s: all %v owners %v ids %v, want %v %v %v", tc.name, r.All, r.Owners, r.IDs, tc.all, tc.owner, tc.ids)
+		}
+		if want := len(tc.ids) > 0 || tc.all; r.Allows(&store.Record{Type: tc.typ, ID: "b1", CreatedBy: "zed"}) != want {
+			t.Errorf("%s: Allows(b1) = %v, want %v", tc.name, !want, want)
+		}
+	}
+}
+
+func TestCacheReadsAgainAfterForgetOrTTL(t *testing.T) {
+	ctx := context.Background()
+	st := bolttest.Open(t)
+	if err := st.Declare(ctx, "i1", []store.TypeSpec{{Name: access.Type}}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(id string) {
+		t.Helper()
+		if _, err := st.Write(ctx, "i1", []store.Op{{Kind: store.OpUpsert, Type: access.Type, ID: id, Now: time.Now(),
+			Set: map[string]any{"resource": "*", "resourceType": "Book", "operationType": "*", "operation": "*", "permissionType": "SBP"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(c *access.Cache, now time.Time) int {
+		t.Helper()
+		g, err := c.Grants(ctx, "i1", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(g)
+	}
+	c := access.NewCache(st, time.Minute)
+	t0 := time.Now()
+	put("g1")
+	if n := count(c, t0); n != 1 {
+		t.Fatalf("grants = %d, want 1", n)
+	}
+	put("g2")
+	if n := count(c, t0.Add(time.Second)); n != 1 {
+		t.Errorf("within the ttl: %d grants, want the snapshot's 1", n)
+	}
+	if n := count(c, t0.Add(time.Minute)); n != 2 {
+		t.Errorf("after the ttl: %d grants, want 2", n)
+	}
+	put("g3")
+	c.Forget("i1")
+	if n := count(c, t0.Add(time.Minute)); n != 3 {
+		t.Errorf("after Forget: %d grants, want 3", n)
+	}
+}
