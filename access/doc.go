@@ -21,11 +21,17 @@
 //
 // # What is enforced so far
 //
-// Reads: a grant with operationType Query or * and operation get, find or
-// * makes its records readable wherever reads happen (get, find, REST GET,
-// references). find pushes the grants into the store query (Read.Filter),
-// so pages are exact. Writes still follow the owner rule alone: write
-// grants, fields, membersSource and anonymous reads are not enforced yet.
+// Rights answers, for a caller, a type and an operation, which records
+// grants cover (Set). Reading: a grant with operationType Query or * and
+// operation get, find or * makes its records readable wherever reads
+// happen (get, find, REST GET, references). Writing: operationType
+// Mutation or * with operation upsert, delete, trash, untrash, link,
+// unlink or * allows that write. gql pushes a Set into the store query
+// (Set.Terms), so pages are exact and bulk changes touch nothing else.
+// Anonymous callers, where the instance allows anonymous requests, reach
+// what grants to "anonymous" allow and nothing else; they create records
+// only under an SBP upsert grant. fields and membersSource (teams) are
+// refused for now.
 //
 // # Where grants come from
 //

@@ -73,10 +73,15 @@ func (g *Grant) Active(now time.Time) bool {
 	return !g.Disabled && (g.Start.IsZero() || !now.Before(g.Start)) && (g.End.IsZero() || now.Before(g.End))
 }
 
-// reads reports whether the grant lets its members read.
-func (g *Grant) reads() bool {
-	return (g.OperationType == "Query" || g.OperationType == "*") &&
-		(g.Operation == "get" || g.Operation == "find" || g.Operation == "*")
+// allows reports whether the grant lets its members run operation: a
+// Query grant of get, find or * lets them read (get and find alike); a
+// Mutation grant lets them run its operation (or any, for *).
+func (g *Grant) allows(operation string) bool {
+	if operation == "get" || operation == "find" {
+		return (g.OperationType == "Query" || g.OperationType == "*") &&
+			(g.Operation == "get" || g.Operation == "find" || g.Operation == "*")
+	}
+	return (g.OperationType == "Mutation" || g.OperationType == "*") && (g.Operation == operation || g.Operation == "*")
 }
 
 // covers reports whether the grant is about records of typ. "*" covers

@@ -12,8 +12,9 @@ import (
 // token may run an operation. login and loginByEmail are always open (a
 // login that needed a token would be useless); createAccount is open
 // where the instance allows anonymous registration; where it allows
-// anonymous requests, so are the fields the schema marks @public and
-// introspection. Everything else answers 401.
+// anonymous requests, so are the fields the schema marks @public,
+// introspection and the record operations (which then reach only what
+// grants to anonymous allow: authz.go). Everything else answers 401.
 func checkAnonymous(m *schema.Model, doc *ast.Document, opName string, inst *tenant.Instance) error {
 	op := operation(doc, opName)
 	if op == nil {
@@ -74,7 +75,8 @@ func anonymousField(name string, roots []*schema.Field, inst *tenant.Instance) b
 		return true
 	case "createAccount":
 		return inst.Settings.AnonymousRegistration
-	case "__schema", "__type":
+	case "__schema", "__type", "get", "find", "upsert", "delete", "trash", "untrash", "link", "unlink":
+		// Records: what grants to anonymous allow, nothing else.
 		return inst.Settings.AnonymousRequests
 	}
 	if !inst.Settings.AnonymousRequests {

@@ -10,34 +10,42 @@ import (
 	"github.com/corehq/core/store/arcql"
 )
 
-// owned reports whether the caller may change a record: the instance
-// token changes everything; a user session the records its account
-// created and its own Account record (the owner rule).
+// owned reports whether the owner rule lets the caller change a record:
+// the instance token changes everything; a user session the records its
+// account created and its own Account record; an anonymous caller
+// nothing.
 func owned(c *call, r *store.Record) bool {
-	if c.Principal.Kind != auth.User {
+	switch c.Principal.Kind {
+	case auth.InstanceAdmin:
 		return true
+	case auth.User:
+		return r.CreatedBy == c.Principal.AccountID || (r.Type == "Account" && r.ID == c.Principal.AccountID)
 	}
-	return r.CreatedBy == c.Principal.AccountID || (r.Type == "Account" && r.ID == c.Principal.AccountID)
+	return false
 }
 
-// visible reports whether the caller may read a record: what it owns,
-// and what grants let it read (package access). A failure to read the
-// grants hides the record rather than showing it.
-func visible(ctx context.Context, c *call, r *store.Record) bool {
+// visible reports whether the caller may read a record.
+func visible(ctx context.Context, c *call, r *store.Record) bool { return may(ctx, c, r, "find") }
+
+// may reports whether the caller may run operation on a record: what it
+// owns, and what grants allow it (package access). A failure to read the
+// grants refuses.
+func may(ctx context.Context, c *call, r *store.Record, operation string) bool {
 	if owned(c, r) {
 		return true
 	}
-	rd, err := c.readable(ctx, r.Type)
-	return err == nil && rd.Allows(r)
+	s, err := c.rights(ctx, r.Type, operation)
+	return err == nil && s.Allows(r)
 }
 
-// readable returns what the caller may read of typ through grants,
-// computed once per request and type.
-func (c *call) readable(ctx context.Context, typ string) (*access.Read, error) {
-	c.readsMu.Lock()
-	defer c.readsMu.Unlock()
-	if rd, ok := c.reads[typ]; ok {
-		return rd, nil
+// rights returns the records of typ the caller may run operation on
+// through grants, computed once per request, type and operation.
+func (c *call) rights(ctx context.Context, typ, operation string) (*access.Set, error) {
+	key := typ + "\x00" + operation
+	c.rightsMu.Lock()
+	defer c.rightsMu.Unlock()
+	if s, ok := c.rightsOf[key]; ok {
+		return s, nil
 	}
 	var grants []access.Grant
 	if c.grants != nil {
@@ -46,46 +54,44 @@ func (c *call) readable(ctx context.Context, typ string) (*access.Read, error) {
 			return nil, errcode.Wrap(errcode.Internal, err, "internal error")
 		}
 	}
-	rd := access.Reads(grants, c.Principal, typ, c.now)
-	if c.reads == nil {
-		c.reads = map[string]*access.Read{}
+	s := access.Rights(grants, c.Principal, typ, operation, c.now)
+	if c.rightsOf == nil {
+		c.rightsOf = map[string]*access.Set{}
 	}
-	c.reads[typ] = rd
-	return rd, nil
+	c.rightsOf[key] = s
+	return s, nil
 }
 
-// ownerFilter narrows a bound filter to the records the caller may
-// change (the owner rule), so that pages of a user's bulk delete are its
-// own records.
-func ownerFilter(c *call, typ string, f arcql.Expr) arcql.Expr {
-	if c.Principal.Kind != auth.User {
-		return f
-	}
-	return and(f, ownTerm(c, typ))
-}
-
-// readFilter narrows a bound filter to the records the caller may read:
-// its own and those grants let it read, pushed into the store query so
-// that pages are full pages.
-func readFilter(ctx context.Context, c *call, typ string, f arcql.Expr) (arcql.Expr, error) {
-	if c.Principal.Kind != auth.User {
+// scopeFilter narrows a bound filter to the records the caller may run
+// operation on: its own and those grants allow, pushed into the store
+// query so that pages are full pages and bulk changes touch nothing
+// else.
+func scopeFilter(ctx context.Context, c *call, typ, operation string, f arcql.Expr) (arcql.Expr, error) {
+	if c.Principal.Kind == auth.InstanceAdmin {
 		return f, nil
 	}
-	rd, err := c.readable(ctx, typ)
+	s, err := c.rights(ctx, typ, operation)
 	if err != nil {
 		return nil, err
 	}
-	if rd.All {
+	if s.All {
 		return f, nil
 	}
-	terms := rd.Terms()
-	if len(terms) == 0 {
-		return and(f, ownTerm(c, typ)), nil
+	terms := s.Terms()
+	if c.Principal.Kind == auth.User {
+		terms = append([]arcql.Expr{ownTerm(c, typ)}, terms...)
 	}
-	return and(f, &arcql.Or{Terms: append([]arcql.Expr{ownTerm(c, typ)}, terms...)}), nil
+	switch len(terms) {
+	case 0:
+		// An id list without ids matches no record, on every store.
+		return and(f, &arcql.InIDs{Field: "core.id"}), nil
+	case 1:
+		return and(f, terms[0]), nil
+	}
+	return and(f, &arcql.Or{Terms: terms}), nil
 }
 
-// ownTerm matches the records the owner rule gives the caller.
+// ownTerm matches the records the owner rule gives a user session.
 func ownTerm(c *call, typ string) arcql.Expr {
 	acct := arcql.Value{Kind: arcql.KindString, Str: c.Principal.AccountID}
 	var own arcql.Expr = &arcql.Compare{Path: arcql.Path{Parts: []string{"core.createdBy"}}, Op: arcql.OpEq, Value: acct}
@@ -103,10 +109,11 @@ func and(f, g arcql.Expr) arcql.Expr {
 }
 
 // requireData fails unless the caller may use the data operations: the
-// instance token or a user session. Anonymous callers, even where the
-// instance lets them through, may not read or write records.
+// instance token, a user session, or an anonymous caller where the
+// instance allows anonymous requests (it then reaches what grants to
+// anonymous allow, and nothing else).
 func requireData(c *call) error {
-	if c.Principal.Kind == auth.Anonymous {
+	if c.Principal.Kind == auth.Anonymous && !c.Instance.Settings.AnonymousRequests {
 		return errcode.New(errcode.Unauthenticated, "authorization required: send a token in the authorization header")
 	}
 	return nil

@@ -59,10 +59,10 @@ type call struct {
 	// coercion (which drops explicit nulls that upsert needs).
 	vars map[string]any
 	now  time.Time
-	// reads caches, per type, what the caller may read through grants
-	// (readable).
-	readsMu sync.Mutex
-	reads   map[string]*access.Read
+	// rightsOf caches what the caller may do through grants, per type
+	// and operation (rights).
+	rightsMu sync.Mutex
+	rightsOf map[string]*access.Set
 }
 
 type callKey struct{}

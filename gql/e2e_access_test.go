@@ -2,10 +2,14 @@ package gql_test
 
 import (
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/tenant"
 )
 
 const (
@@ -203,5 +207,126 @@ func TestGrantRules(t *testing.T) {
 	got = admin.data(`query($id: String!) { get(type: AccessRight, id: $id) { ... on AccessRight { core { id } } } }`, map[string]any{"id": anon})
 	if path(got, "get", "core", "id") != anon {
 		t.Errorf("the grant to anonymous and * reads back as %s", dump(got))
+	}
+}
+
+func TestWriteGrants(t *testing.T) {
+	t.Parallel()
+	admin := newBookstore(t)
+	adaID := admin.newAccount("ada", "", "correct horse battery")
+	bobID := admin.newAccount("bob", "", "correct horse battery")
+	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	adas := ada.books("a1", "a2", "a3")
+	rename := func(c *client, id, title string) string {
+		c.t.Helper()
+		_, body := c.do(grantDoc, map[string]any{"v": map[string]any{"Book": map[string]any{"core": map[string]any{"id": id}, "title": title}}})
+		_, code := servertest.FirstError(body)
+		return code
+	}
+	count := func(c *client, doc string) float64 {
+		c.t.Helper()
+		d := c.data(doc, nil)
+		for _, v := range d {
+			return v.(float64)
+		}
+		return -1
+	}
+
+	ada.grant(map[string]any{"resource": adas[0], "resourceType": "Book", "operationType": "Mutation", "operation": "upsert", "permissionType": "RBP", "members": members(bobID)})
+	if code := rename(bob, adas[0], "bob's edit"); code != "" {
+		t.Fatalf("bob updates the book he holds an upsert grant on: %s", code)
+	}
+	got := admin.data(`query($id: String!) { get(type: Book, id: $id) { ... on Book { title core { createdBy } } } }`, map[string]any{"id": adas[0]})
+	if path(got, "get", "title") != "bob's edit" || path(got, "get", "core", "createdBy") != adaID {
+		t.Errorf("after bob's granted edit: %s, want bob's title and ada still the creator", dump(got))
+	}
+	if code := rename(bob, adas[1], "not his"); code != "FORBIDDEN" {
+		t.Errorf("bob updates a book without a grant: %q, want FORBIDDEN", code)
+	}
+	// An upsert grant lets bob write the book, not read it.
+	if got := path(bob.data(getBookTitle, map[string]any{"id": adas[0]}), "get"); got != nil {
+		t.Errorf("bob reads a book he may only update: %v", got)
+	}
+
+	// Bulk changes touch only what the caller may change.
+	if n := count(bob, `mutation { trash(type: Book, arcql: "*") }`); n != 0 {
+		t.Errorf("bob trashed %v of ada's books without a trash grant", n)
+	}
+	ada.grant(map[string]any{"resource": "*", "resourceType": "Book", "operationType": "Mutation", "operation": "delete", "permissionType": "RBP", "members": members(bobID)})
+	if n := count(bob, `mutation { delete(type: Book, arcql: "title = \"a2\"") }`); n != 1 {
+		t.Errorf("bob deleted %v books with a delete grant on all of ada's, want 1", n)
+	}
+	if n := count(bob, `mutation { trash(type: Book, arcql: "*") }`); n != 0 {
+		t.Errorf("a delete grant let bob trash %v books", n)
+	}
+	titles := admin.titles(10)
+	if diff := cmp.Diff([]string{"a3", "bob's edit"}, titles); diff != "" {
+		t.Errorf("ada's books after bob's bulk changes (-want +got):\n%s", diff)
+	}
+
+	// link needs a link grant on the record linked from.
+	author := path(ada.data(grantDoc, map[string]any{"v": map[string]any{"Author": map[string]any{"name": "ada"}}}), "upsert", 0, "id").(string)
+	bobs := bob.books("b1")
+	linkDoc := `mutation($a: String!, $b: String!) { link(from: Author, via: "booklist", to: Book, whereFromID: $a, andToID: $b) }`
+	ada.grant(map[string]any{"resource": author, "resourceType": "Author", "operationType": "Query", "operation": "get", "permissionType": "RBP", "members": members(bobID)})
+	if _, _, code := bob.fail(linkDoc, map[string]any{"a": author, "b": bobs[0]}); code != "FORBIDDEN" {
+		t.Errorf("bob links from an author he may only read: %q, want FORBIDDEN", code)
+	}
+	ada.grant(map[string]any{"resource": author, "resourceType": "Author", "operationType": "Mutation", "operation": "link", "permissionType": "RBP", "members": members(bobID)})
+	bob.data(linkDoc, map[string]any{"a": author, "b": bobs[0]})
+	got = admin.data(`query($id: String!) { get(type: Author, id: $id) { ... on Author { booklist { title } } } }`, map[string]any{"id": author})
+	if diff := cmp.Diff([]any{map[string]any{"title": "b1"}}, path(got, "get", "booklist")); diff != "" {
+		t.Errorf("ada's author after bob's granted link (-want +got):\n%s", diff)
+	}
+}
+
+func TestAnonymousCallersReadWhatIsGranted(t *testing.T) {
+	t.Parallel()
+	admin := newBookstore(t)
+	admin.token = admin.env.CreateInstance("open.test", "bookstore", "v1", tenant.Settings{AnonymousRequests: true})
+	admin.domain = "open.test"
+	anon := &client{t: t, env: admin.env, domain: "open.test"}
+	ids := admin.books("x1", "x2")
+
+	if diff := cmp.Diff([]string{}, anon.titles(5)); diff != "" {
+		t.Errorf("anonymous find without grants (-want +got):\n%s", diff)
+	}
+	if got := path(anon.data(getBookTitle, map[string]any{"id": ids[0]}), "get"); got != nil {
+		t.Errorf("anonymous get without grants: %v", got)
+	}
+	if _, _, code := anon.fail(grantDoc, map[string]any{"v": map[string]any{"Book": map[string]any{"title": "anon's"}}}); code != "FORBIDDEN" {
+		t.Errorf("anonymous create without a grant: %q, want FORBIDDEN", code)
+	}
+
+	admin.grant(map[string]any{"resource": "*", "resourceType": "Book", "operationType": "Query", "operation": "find", "permissionType": "SBP", "members": members("anonymous")})
+	if diff := cmp.Diff([]string{"x1", "x2"}, anon.titles(1)); diff != "" {
+		t.Errorf("anonymous find with an SBP to anonymous (-want +got):\n%s", diff)
+	}
+	if got := path(anon.data(getBookTitle, map[string]any{"id": ids[0]}), "get", "title"); got != "x1" {
+		t.Errorf("anonymous get with the grant: %v", got)
+	}
+	// Reading is not writing, and grants and accounts are never anonymous's.
+	if _, _, code := anon.fail(grantDoc, map[string]any{"v": map[string]any{"Book": map[string]any{"core": map[string]any{"id": ids[0]}, "title": "defaced"}}}); code != "FORBIDDEN" {
+		t.Errorf("anonymous update with a read grant: %q, want FORBIDDEN", code)
+	}
+	if _, _, code := anon.fail(grantDoc, map[string]any{"v": map[string]any{"AccessRight": map[string]any{"resource": "*", "resourceType": "Book",
+		"operationType": "*", "operation": "*", "permissionType": "SBP", "members": members("anonymous")}}}); code != "FORBIDDEN" {
+		t.Errorf("anonymous grant: %q, want FORBIDDEN", code)
+	}
+	admin.grant(map[string]any{"resource": "*", "resourceType": "Book", "operationType": "Mutation", "operation": "upsert", "permissionType": "SBP", "members": members("anonymous")})
+	anon.data(grantDoc, map[string]any{"v": map[string]any{"Book": map[string]any{"title": "x3"}}})
+	if diff := cmp.Diff([]string{"x1", "x2", "x3"}, anon.titles(2)); diff != "" {
+		t.Errorf("anonymous find after its granted create (-want +got):\n%s", diff)
+	}
+
+	// The same through REST.
+	status, body := admin.env.Do("GET", "/rest/v1/Book", map[string]string{tenant.Header: "open.test"}, nil)
+	if status != 200 || !strings.Contains(dump(body), `"x3"`) {
+		t.Errorf("anonymous REST GET /Book with the grant: %d %s", status, dump(body))
+	}
+	// Where anonymous requests are off, a grant to anonymous changes nothing.
+	closed := &client{t: t, env: admin.env, domain: "books.test"}
+	if status, _ := closed.do(`{ find(type: Book, arcql: "*") { edges { cursor } } }`, nil); status != 401 {
+		t.Errorf("anonymous find where anonymous requests are off: %d, want 401", status)
 	}
 }

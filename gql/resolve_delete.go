@@ -17,14 +17,18 @@ import (
 // calls.
 const maxBulk = 10_000
 
-// selectAll returns every record of typ an ArcQL text selects, at most
-// maxBulk.
-func selectAll(ctx context.Context, c *call, typ, text string, includeTrashed bool) ([]*store.Record, error) {
+// selectAll returns every record of typ an ArcQL text selects that the
+// caller may run operation on, at most maxBulk.
+func selectAll(ctx context.Context, c *call, typ, text, operation string, includeTrashed bool) ([]*store.Record, error) {
 	q, err := bindFilter(c, typ, text)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := c.Store.Find(ctx, c.Instance.ID, &store.Query{Type: typ, Filter: ownerFilter(c, typ, q.Filter), IncludeTrashed: includeTrashed, Limit: maxBulk + 1})
+	filter, err := scopeFilter(ctx, c, typ, operation, q.Filter)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := c.Store.Find(ctx, c.Instance.ID, &store.Query{Type: typ, Filter: filter, IncludeTrashed: includeTrashed, Limit: maxBulk + 1})
 	if err != nil {
 		return nil, storeError(err)
 	}
@@ -33,7 +37,7 @@ func selectAll(ctx context.Context, c *call, typ, text string, includeTrashed bo
 	}
 	out := recs[:0]
 	for _, r := range recs {
-		if owned(c, r) {
+		if may(ctx, c, r, operation) {
 			out = append(out, r)
 		}
 	}
@@ -52,7 +56,7 @@ func resolveDelete(p graphql.ResolveParams) (any, error) {
 	typ, _ := p.Args["type"].(string)
 	text, _ := p.Args["arcql"].(string)
 	clear, _ := p.Args["clearArrayReferences"].(bool)
-	recs, err := selectAll(p.Context, c, typ, text, true)
+	recs, err := selectAll(p.Context, c, typ, text, "delete", true)
 	if err != nil || len(recs) == 0 {
 		return 0, err
 	}
@@ -121,7 +125,11 @@ func resolveTrash(on bool) graphql.FieldResolveFn {
 		}
 		typ, _ := p.Args["type"].(string)
 		text, _ := p.Args["arcql"].(string)
-		recs, err := selectAll(p.Context, c, typ, text, !on)
+		operation := "trash"
+		if !on {
+			operation = "untrash"
+		}
+		recs, err := selectAll(p.Context, c, typ, text, operation, !on)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +181,11 @@ func resolveLink(on bool) graphql.FieldResolveFn {
 		if err != nil || !visible(p.Context, c, src) {
 			return nil, notFound(err, from, fromID)
 		}
-		if !owned(c, src) {
+		operation := "unlink"
+		if on {
+			operation = "link"
+		}
+		if !may(p.Context, c, src, operation) {
 			return nil, errcode.New(errcode.Forbidden, "%s %s belongs to another account", from, fromID)
 		}
 		if on {

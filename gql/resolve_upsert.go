@@ -441,10 +441,17 @@ func validID(id string) bool {
 
 // mayWrite applies the rules of a user session to one record input: an
 // account changes only its own Account record (not its enabled or
-// verified flags) and creates accounts only through createAccount.
+// verified flags) and creates accounts only through createAccount. An
+// anonymous caller writes neither accounts nor grants.
 func (u *upserter) mayWrite(t *schema.Type, id string, obj map[string]any, path string) error {
 	p := u.c.Principal
-	if p.Kind != auth.User || t.Name != "Account" || u.creating {
+	if u.creating {
+		return nil
+	}
+	if p.Kind == auth.Anonymous && (t.Name == "Account" || t.Name == access.Type) {
+		return errcode.New(errcode.Forbidden, "%s: anonymous callers may not write %s records", path, t.Name)
+	}
+	if p.Kind != auth.User || t.Name != "Account" {
 		return nil
 	}
 	if id != p.AccountID {
@@ -458,10 +465,12 @@ func (u *upserter) mayWrite(t *schema.Type, id string, obj map[string]any, path 
 	return nil
 }
 
-// checkOwner refuses, for a user session, an upsert that names a record
-// another account owns; nothing is written.
+// checkOwner refuses an upsert that names a record the caller neither
+// owns nor holds an upsert grant on, and an anonymous caller's new record
+// where no grant lets anonymous callers create records of its type;
+// nothing is written.
 func (u *upserter) checkOwner(p graphql.ResolveParams) error {
-	if u.c.Principal.Kind != auth.User {
+	if u.c.Principal.Kind == auth.InstanceAdmin {
 		return nil
 	}
 	byType := map[string][]string{}
@@ -479,8 +488,18 @@ func (u *upserter) checkOwner(p graphql.ResolveParams) error {
 			return storeError(err)
 		}
 		for _, id := range byType[typ] {
-			if r, ok := found[id]; ok && !owned(u.c, r) {
+			r, ok := found[id]
+			if ok && !may(p.Context, u.c, r, "upsert") {
 				return errcode.New(errcode.Forbidden, "%s %s belongs to another account", typ, id)
+			}
+			if !ok && u.c.Principal.Kind == auth.Anonymous {
+				s, err := u.c.rights(p.Context, typ, "upsert")
+				if err != nil {
+					return err
+				}
+				if !s.All {
+					return errcode.New(errcode.Forbidden, "%s %s: anonymous callers create %s records only where an SBP grants them upsert", typ, id, typ)
+				}
 			}
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/corehq/core/store/bolt/bolttest"
 )
 
-func TestReads(t *testing.T) {
+func TestRights(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	bob := auth.Principal{Kind: auth.User, AccountID: "bob"}
 	anon := auth.Principal{Kind: auth.Anonymous}
@@ -21,6 +21,7 @@ func TestReads(t *testing.T) {
 	with := func(change func(*access.Grant)) access.Grant { g := read; change(&g); return g }
 	for _, tc := range []struct {
 		name  string
+		op    string
 		g     access.Grant
 		p     auth.Principal
 		typ   string
@@ -28,25 +29,25 @@ func TestReads(t *testing.T) {
 		ids   []string
 		all   bool
 	}{
-		{"a record to bob", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"bob"} }), bob, "Book", nil, []string{"b1"}, false},
-		{"every record of ada's to everyone", with(func(g *access.Grant) { g.Resource, g.Owner, g.Members = "*", "ada", []string{"*"} }), bob, "Book", []string{"ada"}, nil, false},
-		{"an SBP", with(func(g *access.Grant) { g.Resource, g.Scope, g.Members = "*", true, []string{"bob"} }), bob, "Book", nil, nil, true},
-		{"another type", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"bob"} }), bob, "Author", nil, nil, false},
-		{"any type", with(func(g *access.Grant) { g.ResourceType, g.Resource, g.Members = "*", "b1", []string{"bob"} }), bob, "Author", nil, []string{"b1"}, false},
-		{"any type leaves AccessRight out", with(func(g *access.Grant) { g.ResourceType, g.Resource, g.Members = "*", "b1", []string{"bob"} }), bob, access.Type, nil, nil, false},
-		{"another member", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"cy"} }), bob, "Book", nil, nil, false},
-		{"everyone is not anonymous", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"*"} }), anon, "Book", nil, nil, false},
-		{"anonymous", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"anonymous"} }), anon, "Book", nil, []string{"b1"}, false},
-		{"a write grant", with(func(g *access.Grant) {
+		{"a record to bob", "find", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"bob"} }), bob, "Book", nil, []string{"b1"}, false},
+		{"every record of ada's to everyone", "find", with(func(g *access.Grant) { g.Resource, g.Owner, g.Members = "*", "ada", []string{"*"} }), bob, "Book", []string{"ada"}, nil, false},
+		{"an SBP", "find", with(func(g *access.Grant) { g.Resource, g.Scope, g.Members = "*", true, []string{"bob"} }), bob, "Book", nil, nil, true},
+		{"another type", "find", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"bob"} }), bob, "Author", nil, nil, false},
+		{"any type", "find", with(func(g *access.Grant) { g.ResourceType, g.Resource, g.Members = "*", "b1", []string{"bob"} }), bob, "Author", nil, []string{"b1"}, false},
+		{"any type leaves AccessRight out", "find", with(func(g *access.Grant) { g.ResourceType, g.Resource, g.Members = "*", "b1", []string{"bob"} }), bob, access.Type, nil, nil, false},
+		{"another member", "find", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"cy"} }), bob, "Book", nil, nil, false},
+		{"everyone is not anonymous", "find", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"*"} }), anon, "Book", nil, nil, false},
+		{"anonymous", "find", with(func(g *access.Grant) { g.Resource, g.Members = "b1", []string{"anonymous"} }), anon, "Book", nil, []string{"b1"}, false},
+		{"a write grant", "find", with(func(g *access.Grant) {
 			g.OperationType, g.Operation, g.Resource, g.Members = "Mutation", "upsert", "b1", []string{"bob"}
 		}), bob, "Book", nil, nil, false},
-		{"a get grant reads", with(func(g *access.Grant) { g.Operation, g.Resource, g.Members = "get", "b1", []string{"bob"} }), bob, "Book", nil, []string{"b1"}, false},
-		{"disapproved", with(func(g *access.Grant) { g.Resource, g.Members, g.Disabled = "b1", []string{"bob"}, true }), bob, "Book", nil, nil, false},
-		{"not started", with(func(g *access.Grant) { g.Resource, g.Members, g.Start = "b1", []string{"bob"}, now.Add(time.Second) }), bob, "Book", nil, nil, false},
-		{"started at now", with(func(g *access.Grant) { g.Resource, g.Members, g.Start = "b1", []string{"bob"}, now }), bob, "Book", nil, []string{"b1"}, false},
-		{"ended at now", with(func(g *access.Grant) { g.Resource, g.Members, g.End = "b1", []string{"bob"}, now }), bob, "Book", nil, nil, false},
+		{"a get grant reads", "find", with(func(g *access.Grant) { g.Operation, g.Resource, g.Members = "get", "b1", []string{"bob"} }), bob, "Book", nil, []string{"b1"}, false},
+		{"disapproved", "find", with(func(g *access.Grant) { g.Resource, g.Members, g.Disabled = "b1", []string{"bob"}, true }), bob, "Book", nil, nil, false},
+		{"not started", "find", with(func(g *access.Grant) { g.Resource, g.Members, g.Start = "b1", []string{"bob"}, now.Add(time.Second) }), bob, "Book", nil, nil, false},
+		{"started at now", "find", with(func(g *access.Grant) { g.Resource, g.Members, g.Start = "b1", []string{"bob"}, now }), bob, "Book", nil, []string{"b1"}, false},
+		{"ended at now", "find", with(func(g *access.Grant) { g.Resource, g.Members, g.End = "b1", []string{"bob"}, now }), bob, "Book", nil, nil, false},
 	} {
-		r := access.Reads([]access.Grant{tc.g}, tc.p, tc.typ, now)
+		r := access.Rights([]access.Grant{tc.g}, tc.p, tc.typ, tc.op, now)
 		if r.All != tc.all || !cmp.Equal(r.Owners, tc.owner) || !cmp.Equal(r.IDs, tc.ids) {
 			t.Errorf("%s: all %v owners %v ids %v, want %v %v %v", tc.name, r.All, r.Owners, r.IDs, tc.all, tc.owner, tc.ids)
 		}

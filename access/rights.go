@@ -9,9 +9,9 @@ import (
 	"github.com/corehq/core/store/arcql"
 )
 
-// Read is what a caller may read of one type through grants, beyond its
-// own records.
-type Read struct {
+// Set is the records of one type a caller may run one operation on
+// through grants, beyond its own records.
+type Set struct {
 	// All: every record of the type (an SBP).
 	All bool
 	// Owners: every record of the type these accounts own (RBP "*").
@@ -23,10 +23,10 @@ type Read struct {
 }
 
 // None reports whether the grants add nothing.
-func (r *Read) None() bool { return !r.All && len(r.Owners) == 0 && len(r.IDs) == 0 }
+func (r *Set) None() bool { return !r.All && len(r.Owners) == 0 && len(r.IDs) == 0 }
 
-// Allows reports whether a record is readable through the grants.
-func (r *Read) Allows(rec *store.Record) bool {
+// Allows reports whether the grants cover a record.
+func (r *Set) Allows(rec *store.Record) bool {
 	if r.All {
 		return true
 	}
@@ -37,10 +37,10 @@ func (r *Read) Allows(rec *store.Record) bool {
 	return ok && rec.CreatedBy != ""
 }
 
-// Terms are the filter terms, one of which a record the grants make
-// readable matches: `core.createdBy IN Owners`, `core.id IN IDs`. A
+// Terms are the filter terms, one of which a record the grants cover
+// matches: `core.createdBy IN Owners`, `core.id IN IDs`. A
 // caller ORs them with its own rule (nil when All or None).
-func (r *Read) Terms() []arcql.Expr {
+func (r *Set) Terms() []arcql.Expr {
 	var out []arcql.Expr
 	if len(r.Owners) > 0 {
 		out = append(out, &arcql.InIDs{Field: "core.createdBy", IDs: r.Owners})
@@ -51,18 +51,20 @@ func (r *Read) Terms() []arcql.Expr {
 	return out
 }
 
-// Reads returns what p may read of typ through grants at now. The
-// instance token is not asked about: it reads everything.
-func Reads(grants []Grant, p auth.Principal, typ string, now time.Time) *Read {
-	r := &Read{}
+// Rights returns the records of typ p may run operation on through grants
+// at now: get or find (reading, which either grants), or upsert, delete,
+// trash, untrash, link or unlink. The instance token is not asked about:
+// it may do everything.
+func Rights(grants []Grant, p auth.Principal, typ, operation string, now time.Time) *Set {
+	r := &Set{}
 	for i := range grants {
 		g := &grants[i]
-		if !g.covers(typ) || !g.reads() || !g.Active(now) || !g.names(p) {
+		if !g.covers(typ) || !g.allows(operation) || !g.Active(now) || !g.names(p) {
 			continue
 		}
 		switch {
 		case g.Scope:
-			return &Read{All: true}
+			return &Set{All: true}
 		case g.Resource == "*":
 			if g.Owner != "" && g.Owner != p.AccountID {
 				add(&r.owners, &r.Owners, g.Owner)
