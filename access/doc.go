@@ -30,8 +30,10 @@
 // (Set.Terms), so pages are exact and bulk changes touch nothing else.
 // Anonymous callers, where the instance allows anonymous requests, reach
 // what grants to "anonymous" allow and nothing else; they create records
-// only under an SBP upsert grant. fields and membersSource (teams) are
-// refused for now.
+// only under an SBP upsert grant. A grant's fields list limits it: the
+// other fields read as null (Set.Fields, the union over the grants that
+// cover a record) and may not be set. membersSource (teams) is refused
+// for now.
 //
 // # Where grants come from
 //

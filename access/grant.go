@@ -1,6 +1,7 @@
 package access
 
 import (
+	"strings"
 	"time"
 
 	"github.com/corehq/core/auth"
@@ -41,6 +42,8 @@ type Grant struct {
 	Disabled      bool // approved: false
 	Start, End    time.Time
 	Members       []string
+	// Fields limits the grant to these fields; nil: every field.
+	Fields []string
 }
 
 // FromRecord decodes an AccessRight record.
@@ -55,6 +58,7 @@ func FromRecord(r *store.Record) Grant {
 		OperationType: str("operationType"), Operation: str("operation"), Scope: str("permissionType") == SBP,
 		Start: when("startDate"), End: when("endDate"),
 	}
+	g.Fields = SplitFields(str("fields"))
 	if b, ok := r.Fields["approved"].(bool); ok && !b {
 		g.Disabled = true
 	}
@@ -115,4 +119,16 @@ func ValidOperation(s string, vals []string) bool {
 		}
 	}
 	return false
+}
+
+// SplitFields splits a grant's comma-separated field list; nil when it
+// names none (every field).
+func SplitFields(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // Set is the records of one type a caller may run one operation on
-// through grants, beyond its own records.
+// through grants, beyond its own records, and the fields the grants
+// cover on each.
 type Set struct {
 	// All: every record of the type (an SBP).
 	All bool
@@ -18,35 +19,73 @@ type Set struct {
 	Owners []string
 	// IDs: these records (RBP on one record).
 	IDs []string
-	// owners and ids hold the same for lookups.
-	owners, ids map[string]struct{}
+	// The fields covered: by the SBPs, per owner and per record.
+	scope       *cover
+	owners, ids map[string]*cover
 }
 
-// None reports whether the grants add nothing.
-func (r *Set) None() bool { return !r.All && len(r.Owners) == 0 && len(r.IDs) == 0 }
+// cover is the union of the fields of the grants on some records.
+type cover struct {
+	every  bool
+	fields map[string]struct{}
+}
+
+func (c *cover) add(fields []string) {
+	switch {
+	case c.every:
+	case fields == nil:
+		c.every, c.fields = true, nil
+	default:
+		if c.fields == nil {
+			c.fields = map[string]struct{}{}
+		}
+		for _, f := range fields {
+			c.fields[f] = struct{}{}
+		}
+	}
+}
 
 // Allows reports whether the grants cover a record.
-func (r *Set) Allows(rec *store.Record) bool {
-	if r.All {
+func (s *Set) Allows(rec *store.Record) bool {
+	if s.All {
 		return true
 	}
-	if _, ok := r.ids[rec.ID]; ok {
+	if _, ok := s.ids[rec.ID]; ok {
 		return true
 	}
-	_, ok := r.owners[rec.CreatedBy]
+	_, ok := s.owners[rec.CreatedBy]
 	return ok && rec.CreatedBy != ""
 }
 
-// Terms are the filter terms, one of which a record the grants cover
-// matches: `core.createdBy IN Owners`, `core.id IN IDs`. A
-// caller ORs them with its own rule (nil when All or None).
-func (r *Set) Terms() []arcql.Expr {
-	var out []arcql.Expr
-	if len(r.Owners) > 0 {
-		out = append(out, &arcql.InIDs{Field: "core.createdBy", IDs: r.Owners})
+// Fields returns the fields the grants cover on a record they allow:
+// limited is false when some grant covers every field; otherwise only
+// holds the union of the grants' fields.
+func (s *Set) Fields(rec *store.Record) (only map[string]struct{}, limited bool) {
+	var u cover
+	for _, c := range [...]*cover{s.scope, s.ids[rec.ID], s.owners[rec.CreatedBy]} {
+		if c == nil {
+			continue
+		}
+		if c.every {
+			return nil, false
+		}
+		for f := range c.fields {
+			u.add([]string{f})
+		}
 	}
-	if len(r.IDs) > 0 {
-		out = append(out, &arcql.InIDs{Field: "core.id", IDs: r.IDs})
+	return u.fields, true
+}
+
+// Terms are the filter terms, one of which a record the grants cover
+// matches: `core.createdBy IN Owners`, `core.id IN IDs`. A caller ORs
+// them with its own rule (nil when All or none).
+func (s *Set) Terms() []arcql.Expr {
+	var out []arcql.Expr
+	if len(s.Owners) > 0 {
+		out = append(out, &arcql.InIDs{Field: "core.createdBy", IDs: s.Owners})
+	}
+	if len(s.IDs) > 0 {
+		out = append(out, &arcql.InIDs{Field: "core.id", IDs: s.IDs})
 	}
 	return out
 }
@@ -56,7 +95,7 @@ func (r *Set) Terms() []arcql.Expr {
 // trash, untrash, link or unlink. The instance token is not asked about:
 // it may do everything.
 func Rights(grants []Grant, p auth.Principal, typ, operation string, now time.Time) *Set {
-	r := &Set{}
+	s := &Set{}
 	for i := range grants {
 		g := &grants[i]
 		if !g.covers(typ) || !g.allows(operation) || !g.Active(now) || !g.names(p) {
@@ -64,28 +103,37 @@ func Rights(grants []Grant, p auth.Principal, typ, operation string, now time.Ti
 		}
 		switch {
 		case g.Scope:
-			return &Set{All: true}
+			s.All = true
+			if s.scope == nil {
+				s.scope = &cover{}
+			}
+			s.scope.add(g.Fields)
 		case g.Resource == "*":
 			if g.Owner != "" && g.Owner != p.AccountID {
-				add(&r.owners, &r.Owners, g.Owner)
+				s.Owners = s.add(&s.owners, s.Owners, g.Owner, g.Fields)
 			}
 		case g.Resource != "":
-			add(&r.ids, &r.IDs, g.Resource)
+			s.IDs = s.add(&s.ids, s.IDs, g.Resource, g.Fields)
 		}
 	}
 	// A stable order keeps a query's text, and so its cached plan, the
 	// same from one request to the next.
-	sort.Strings(r.Owners)
-	sort.Strings(r.IDs)
-	return r
+	sort.Strings(s.Owners)
+	sort.Strings(s.IDs)
+	return s
 }
 
-func add(set *map[string]struct{}, list *[]string, v string) {
-	if *set == nil {
-		*set = map[string]struct{}{}
+// add records a grant's fields under key, and key in list the first time.
+func (s *Set) add(m *map[string]*cover, list []string, key string, fields []string) []string {
+	if *m == nil {
+		*m = map[string]*cover{}
 	}
-	if _, ok := (*set)[v]; !ok {
-		(*set)[v] = struct{}{}
-		*list = append(*list, v)
+	c, ok := (*m)[key]
+	if !ok {
+		c = &cover{}
+		(*m)[key] = c
+		list = append(list, key)
 	}
+	c.add(fields)
+	return list
 }

@@ -97,3 +97,22 @@ func TestCacheReadsAgainAfterForgetOrTTL(t *testing.T) {
 		t.Errorf("after Forget: %d grants, want 3", n)
 	}
 }
+
+func TestFieldsAreTheUnionOfTheGrants(t *testing.T) {
+	now := time.Now()
+	bob := auth.Principal{Kind: auth.User, AccountID: "bob"}
+	g := func(resource string, fields ...string) access.Grant {
+		return access.Grant{Owner: "ada", Resource: resource, ResourceType: "Book", OperationType: "Query", Operation: "get", Members: []string{"bob"}, Fields: fields}
+	}
+	rec := &store.Record{Type: "Book", ID: "b1", CreatedBy: "ada"}
+	only, limited := access.Rights([]access.Grant{g("b1", "title"), g("*", "price")}, bob, "Book", "get", now).Fields(rec)
+	if !limited || !cmp.Equal(only, map[string]struct{}{"title": {}, "price": {}}) {
+		t.Errorf("two limited grants: %v %v, want title and price", only, limited)
+	}
+	if _, limited := access.Rights([]access.Grant{g("b1", "title"), g("*")}, bob, "Book", "get", now).Fields(rec); limited {
+		t.Error("a grant of every field beside a limited one still limits")
+	}
+	if got := access.SplitFields(" title, price ,,"); !cmp.Equal(got, []string{"title", "price"}) {
+		t.Errorf("SplitFields = %q", got)
+	}
+}

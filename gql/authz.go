@@ -38,6 +38,31 @@ func may(ctx context.Context, c *call, r *store.Record, operation string) bool {
 	return err == nil && s.Allows(r)
 }
 
+// shown returns a record as the caller may read it: r itself, or, when
+// only grants with a fields list make it readable, a copy without the
+// other fields (they read as null).
+func shown(ctx context.Context, c *call, r *store.Record) *store.Record {
+	if owned(c, r) {
+		return r
+	}
+	s, err := c.rights(ctx, r.Type, "find")
+	if err != nil {
+		return r // visible refused it already
+	}
+	only, limited := s.Fields(r)
+	if !limited {
+		return r
+	}
+	cp := *r
+	cp.Fields = make(map[string]any, len(only))
+	for f := range only {
+		if v, ok := r.Fields[f]; ok {
+			cp.Fields[f] = v
+		}
+	}
+	return &cp
+}
+
 // rights returns the records of typ the caller may run operation on
 // through grants, computed once per request, type and operation.
 func (c *call) rights(ctx context.Context, typ, operation string) (*access.Set, error) {

@@ -330,3 +330,44 @@ func TestAnonymousCallersReadWhatIsGranted(t *testing.T) {
 		t.Errorf("anonymous find where anonymous requests are off: %d, want 401", status)
 	}
 }
+
+func TestGrantedFields(t *testing.T) {
+	t.Parallel()
+	admin := newBookstore(t)
+	admin.newAccount("ada", "", "correct horse battery")
+	bobID := admin.newAccount("bob", "", "correct horse battery")
+	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	adas := ada.books("a1")
+	read := `query($id: String!) { get(type: Book, id: $id) { ... on Book { title price } } }`
+
+	if _, _, code := ada.fail(grantDoc, map[string]any{"v": map[string]any{"AccessRight": map[string]any{"resource": adas[0], "resourceType": "Book",
+		"operationType": "Query", "operation": "get", "permissionType": "RBP", "fields": "title,nope", "members": members(bobID)}}}); code != "BAD_REQUEST" {
+		t.Errorf("a grant naming an unknown field: %q, want BAD_REQUEST", code)
+	}
+	ada.grant(map[string]any{"resource": adas[0], "resourceType": "Book", "operationType": "Query", "operation": "get", "permissionType": "RBP",
+		"fields": "title", "members": members(bobID)})
+	if diff := cmp.Diff(map[string]any{"title": "a1", "price": nil}, path(bob.data(read, map[string]any{"id": adas[0]}), "get")); diff != "" {
+		t.Errorf("get through a title-only grant (-want +got):\n%s", diff)
+	}
+	d := bob.data(`{ find(type: Book, arcql: "*") { edges { node { ... on Book { title price } } } } }`, nil)
+	if diff := cmp.Diff(map[string]any{"title": "a1", "price": nil}, path(d, "find", "edges", 0, "node")); diff != "" {
+		t.Errorf("find through a title-only grant (-want +got):\n%s", diff)
+	}
+	// A second grant without a fields list shows every field.
+	all := ada.grant(map[string]any{"resource": "*", "resourceType": "Book", "operationType": "Query", "operation": "find", "permissionType": "RBP", "members": members(bobID)})
+	if diff := cmp.Diff(map[string]any{"title": "a1", "price": float64(10)}, path(bob.data(read, map[string]any{"id": adas[0]}), "get")); diff != "" {
+		t.Errorf("get with a grant of every field too (-want +got):\n%s", diff)
+	}
+	ada.data(`mutation($q: String!) { delete(type: AccessRight, arcql: $q) }`, map[string]any{"q": `core.id = "` + all + `"`})
+
+	// Writing: only the listed fields may be set.
+	ada.grant(map[string]any{"resource": adas[0], "resourceType": "Book", "operationType": "Mutation", "operation": "upsert", "permissionType": "RBP",
+		"fields": "price", "members": members(bobID)})
+	if _, msg, code := bob.fail(grantDoc, map[string]any{"v": map[string]any{"Book": map[string]any{"core": map[string]any{"id": adas[0]}, "price": 12, "title": "bob's"}}}); code != "FORBIDDEN" || !strings.Contains(msg, "title") {
+		t.Errorf("a grantee sets a field its grant does not list: %q %s, want FORBIDDEN naming title", code, msg)
+	}
+	bob.data(grantDoc, map[string]any{"v": map[string]any{"Book": map[string]any{"core": map[string]any{"id": adas[0]}, "price": 12}}})
+	if diff := cmp.Diff(map[string]any{"title": "a1", "price": float64(12)}, path(ada.data(read, map[string]any{"id": adas[0]}), "get")); diff != "" {
+		t.Errorf("ada's book after bob's granted and refused writes (-want +got):\n%s", diff)
+	}
+}

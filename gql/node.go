@@ -74,7 +74,7 @@ func (b *batch) ref(ctx context.Context, field, typ string) (map[string]*node, e
 			recs := make([]*store.Record, 0, len(found))
 			for _, id := range ids {
 				if r, ok := found[id]; ok && r.Trashed == nil && visible(ctx, c, r) {
-					recs = append(recs, r)
+					recs = append(recs, shown(ctx, c, r))
 				}
 			}
 			for _, n := range newBatch(recs) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/store"
 )
@@ -89,6 +90,11 @@ func findPage(ctx context.Context, c *call, base store.Query, a pageArgs) (*page
 			recs = recs[1:]
 		} else {
 			recs = recs[:limit]
+		}
+	}
+	if c.Principal.Kind != auth.InstanceAdmin {
+		for i, r := range recs {
+			recs[i] = shown(ctx, c, r)
 		}
 	}
 	pg.nodes = newBatch(recs)

@@ -53,9 +53,17 @@ func (u *upserter) checkAccessRight(set map[string]any, path string) error {
 	if _, known := u.c.schema.model.Type(typ); typ != "" && typ != "*" && !known {
 		return errcode.New(errcode.BadRequest, "%s.resourceType: %s is not a type of this schema", path, typ)
 	}
-	for _, name := range []string{"fields", "membersSourceType", "membersSourceField", "membersSourceId"} {
+	if fields, ok := set["fields"].(string); ok && typ != "" && typ != "*" {
+		t, _ := u.c.schema.model.Type(typ)
+		for _, f := range access.SplitFields(fields) {
+			if _, ok := t.Field(f); !ok {
+				return errcode.New(errcode.BadRequest, "%s.fields: %s has no field %s", path, typ, f)
+			}
+		}
+	}
+	for _, name := range []string{"membersSourceType", "membersSourceField", "membersSourceId"} {
 		if v, ok := set[name]; ok && v != nil {
-			return errcode.New(errcode.BadRequest, "%s.%s: not supported yet (README, \"Access rights\"): a grant covers every field and names its members", path, name)
+			return errcode.New(errcode.BadRequest, "%s.%s: not supported yet (README, \"Access rights\"): a grant names its members", path, name)
 		}
 	}
 	p := u.c.Principal

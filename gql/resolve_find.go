@@ -54,5 +54,5 @@ func resolveGet(p graphql.ResolveParams) (any, error) {
 	if r.Trashed != nil || !visible(p.Context, c, r) {
 		return nil, nil
 	}
-	return newBatch([]*store.Record{r})[0], nil
+	return newBatch([]*store.Record{shown(p.Context, c, r)})[0], nil
 }

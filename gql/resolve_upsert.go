@@ -465,6 +465,30 @@ func (u *upserter) mayWrite(t *schema.Type, id string, obj map[string]any, path 
 	return nil
 }
 
+// checkGrantedFields refuses a grantee's upsert of r that sets a field
+// its upsert grants on r do not list.
+func (u *upserter) checkGrantedFields(p graphql.ResolveParams, r *store.Record) error {
+	s, err := u.c.rights(p.Context, r.Type, "upsert")
+	if err != nil {
+		return err
+	}
+	only, limited := s.Fields(r)
+	if !limited {
+		return nil
+	}
+	for _, op := range u.ops {
+		if op.Type != r.Type || op.ID != r.ID {
+			continue
+		}
+		for name := range op.Set {
+			if _, ok := only[name]; !ok {
+				return errcode.New(errcode.Forbidden, "%s %s: your grant does not cover the field %s", r.Type, r.ID, name)
+			}
+		}
+	}
+	return nil
+}
+
 // checkOwner refuses an upsert that names a record the caller neither
 // owns nor holds an upsert grant on, and an anonymous caller's new record
 // where no grant lets anonymous callers create records of its type;
@@ -491,6 +515,11 @@ func (u *upserter) checkOwner(p graphql.ResolveParams) error {
 			r, ok := found[id]
 			if ok && !may(p.Context, u.c, r, "upsert") {
 				return errcode.New(errcode.Forbidden, "%s %s belongs to another account", typ, id)
+			}
+			if ok && !owned(u.c, r) {
+				if err := u.checkGrantedFields(p, r); err != nil {
+					return err
+				}
 			}
 			if !ok && u.c.Principal.Kind == auth.Anonymous {
 				s, err := u.c.rights(p.Context, typ, "upsert")
