@@ -32,8 +32,11 @@
 // what grants to "anonymous" allow and nothing else; they create records
 // only under an SBP upsert grant. A grant's fields list limits it: the
 // other fields read as null (Set.Fields, the union over the grants that
-// cover a record) and may not be set. membersSource (teams) is refused
-// for now.
+// cover a record) and may not be set. A grant's members source
+// (membersSourceType, Field, Id: a list field of Account references of one
+// record, a team) adds that field's accounts as members, read at each
+// request (Members), so that link and unlink there grant and revoke at
+// once.
 //
 // # Where grants come from
 //

@@ -44,7 +44,18 @@ type Grant struct {
 	Members       []string
 	// Fields limits the grant to these fields; nil: every field.
 	Fields []string
+	// Source names the record whose list field of accounts holds more
+	// members, read when a request asks (membersSource*); zero: none.
+	Source Source
 }
+
+// Source is a list field of accounts of one record: a team's members.
+type Source struct{ Type, Field, ID string }
+
+// Members returns the account ids a source record's field holds, read
+// by the caller of Rights at request time; an error or a missing record
+// counts as no members.
+type Members func(Source) []string
 
 // FromRecord decodes an AccessRight record.
 func FromRecord(r *store.Record) Grant {
@@ -59,6 +70,7 @@ func FromRecord(r *store.Record) Grant {
 		Start: when("startDate"), End: when("endDate"),
 	}
 	g.Fields = SplitFields(str("fields"))
+	g.Source = Source{Type: str("membersSourceType"), Field: str("membersSourceField"), ID: str("membersSourceId")}
 	if b, ok := r.Fields["approved"].(bool); ok && !b {
 		g.Disabled = true
 	}
@@ -95,8 +107,16 @@ func (g *Grant) covers(typ string) bool {
 	return g.ResourceType == typ || g.ResourceType == "*" && typ != Type
 }
 
-// names reports whether p is among the grant's members.
-func (g *Grant) names(p auth.Principal) bool {
+// names reports whether p is among the grant's members, those of its
+// source record included.
+func (g *Grant) names(p auth.Principal, source Members) bool {
+	if g.Source.ID != "" && p.Kind == auth.User && source != nil {
+		for _, m := range source(g.Source) {
+			if m == p.AccountID {
+				return true
+			}
+		}
+	}
 	for _, m := range g.Members {
 		switch {
 		case p.Kind == auth.User && (m == p.AccountID || m == Everyone):

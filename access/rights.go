@@ -92,13 +92,14 @@ func (s *Set) Terms() []arcql.Expr {
 
 // Rights returns the records of typ p may run operation on through grants
 // at now: get or find (reading, which either grants), or upsert, delete,
-// trash, untrash, link or unlink. The instance token is not asked about:
-// it may do everything.
-func Rights(grants []Grant, p auth.Principal, typ, operation string, now time.Time) *Set {
+// trash, untrash, link or unlink. source reads the members of grants
+// with a members source (nil: none are read). The instance token is not
+// asked about: it may do everything.
+func Rights(grants []Grant, p auth.Principal, typ, operation string, now time.Time, source Members) *Set {
 	s := &Set{}
 	for i := range grants {
 		g := &grants[i]
-		if !g.covers(typ) || !g.allows(operation) || !g.Active(now) || !g.names(p) {
+		if !g.covers(typ) || !g.allows(operation) || !g.Active(now) || !g.names(p, source) {
 			continue
 		}
 		switch {

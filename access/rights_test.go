@@ -47,7 +47,7 @@ func TestRights(t *testing.T) {
 		{"started at now", "find", with(func(g *access.Grant) { g.Resource, g.Members, g.Start = "b1", []string{"bob"}, now }), bob, "Book", nil, []string{"b1"}, false},
 		{"ended at now", "find", with(func(g *access.Grant) { g.Resource, g.Members, g.End = "b1", []string{"bob"}, now }), bob, "Book", nil, nil, false},
 	} {
-		r := access.Rights([]access.Grant{tc.g}, tc.p, tc.typ, tc.op, now)
+		r := access.Rights([]access.Grant{tc.g}, tc.p, tc.typ, tc.op, now, nil)
 		if r.All != tc.all || !cmp.Equal(r.Owners, tc.owner) || !cmp.Equal(r.IDs, tc.ids) {
 			t.Errorf("%s: all %v owners %v ids %v, want %v %v %v", tc.name, r.All, r.Owners, r.IDs, tc.all, tc.owner, tc.ids)
 		}
@@ -105,11 +105,11 @@ func TestFieldsAreTheUnionOfTheGrants(t *testing.T) {
 		return access.Grant{Owner: "ada", Resource: resource, ResourceType: "Book", OperationType: "Query", Operation: "get", Members: []string{"bob"}, Fields: fields}
 	}
 	rec := &store.Record{Type: "Book", ID: "b1", CreatedBy: "ada"}
-	only, limited := access.Rights([]access.Grant{g("b1", "title"), g("*", "price")}, bob, "Book", "get", now).Fields(rec)
+	only, limited := access.Rights([]access.Grant{g("b1", "title"), g("*", "price")}, bob, "Book", "get", now, nil).Fields(rec)
 	if !limited || !cmp.Equal(only, map[string]struct{}{"title": {}, "price": {}}) {
 		t.Errorf("two limited grants: %v %v, want title and price", only, limited)
 	}
-	if _, limited := access.Rights([]access.Grant{g("b1", "title"), g("*")}, bob, "Book", "get", now).Fields(rec); limited {
+	if _, limited := access.Rights([]access.Grant{g("b1", "title"), g("*")}, bob, "Book", "get", now, nil).Fields(rec); limited {
 		t.Error("a grant of every field beside a limited one still limits")
 	}
 	if got := access.SplitFields(" title, price ,,"); !cmp.Equal(got, []string{"title", "price"}) {

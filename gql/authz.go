@@ -79,12 +79,31 @@ func (c *call) rights(ctx context.Context, typ, operation string) (*access.Set, 
 			return nil, errcode.Wrap(errcode.Internal, err, "internal error")
 		}
 	}
-	s := access.Rights(grants, c.Principal, typ, operation, c.now)
+	s := access.Rights(grants, c.Principal, typ, operation, c.now, func(src access.Source) []string { return c.sourceMembers(ctx, src) })
 	if c.rightsOf == nil {
 		c.rightsOf = map[string]*access.Set{}
 	}
 	c.rightsOf[key] = s
 	return s, nil
+}
+
+// sourceMembers returns the accounts a grant's members source holds (a
+// team record's list field), read once per request: linking or unlinking
+// there grants or revokes at the next request. Called under rightsMu.
+func (c *call) sourceMembers(ctx context.Context, src access.Source) []string {
+	if ids, ok := c.sources[src]; ok {
+		return ids
+	}
+	var ids []string
+	r, err := c.Store.Get(ctx, c.Instance.ID, src.Type, src.ID)
+	if err == nil && r.Trashed == nil {
+		ids = refIDs(r.Fields[src.Field])
+	}
+	if c.sources == nil {
+		c.sources = map[access.Source][]string{}
+	}
+	c.sources[src] = ids
+	return ids
 }
 
 // scopeFilter narrows a bound filter to the records the caller may run

@@ -63,6 +63,7 @@ type call struct {
 	// and operation (rights).
 	rightsMu sync.Mutex
 	rightsOf map[string]*access.Set
+	sources  map[access.Source][]string // sourceMembers
 }
 
 type callKey struct{}

@@ -371,3 +371,42 @@ func TestGrantedFields(t *testing.T) {
 		t.Errorf("ada's book after bob's granted and refused writes (-want +got):\n%s", diff)
 	}
 }
+
+func TestTeamsGrantThroughTheirMembers(t *testing.T) {
+	t.Parallel()
+	admin := newBookstore(t)
+	admin.env.PutRelease("teams", "v1", bookstoreSDL(t)+"\ntype Team { name: String colleagues: [Account!] }\n")
+	admin.token = admin.env.CreateInstance("teams.test", "teams", "v1", tenant.Settings{})
+	admin.domain = "teams.test"
+	admin.newAccount("ada", "", "correct horse battery")
+	bobID := admin.newAccount("bob", "", "correct horse battery")
+	cyID := admin.newAccount("cy", "", "correct horse battery")
+	ada, bob, cy := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery"), admin.login("cy", "correct horse battery")
+	ada.books("a1", "a2")
+	team := path(admin.data(grantDoc, map[string]any{"v": map[string]any{"Team": map[string]any{"name": "editors", "colleagues": members(bobID)}}}), "upsert", 0, "id").(string)
+
+	bad := map[string]any{"resource": "*", "resourceType": "Book", "operationType": "Query", "operation": "find", "permissionType": "RBP",
+		"membersSourceType": "Team", "membersSourceField": "name", "membersSourceId": team}
+	if _, _, code := ada.fail(grantDoc, map[string]any{"v": map[string]any{"AccessRight": bad}}); code != "BAD_REQUEST" {
+		t.Errorf("a members source that is not a list of accounts: %q, want BAD_REQUEST", code)
+	}
+	ada.grant(map[string]any{"resource": "*", "resourceType": "Book", "operationType": "Query", "operation": "find", "permissionType": "RBP",
+		"membersSourceType": "Team", "membersSourceField": "colleagues", "membersSourceId": team})
+	if diff := cmp.Diff([]string{"a1", "a2"}, bob.titles(1)); diff != "" {
+		t.Errorf("bob, a colleague (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{}, cy.titles(1)); diff != "" {
+		t.Errorf("cy, not yet a colleague (-want +got):\n%s", diff)
+	}
+	// Linking and unlinking on the team grants and revokes at once.
+	link := `mutation($t: String!, $a: String!) { link(from: Team, via: "colleagues", to: Account, whereFromID: $t, andToID: $a) }`
+	unlink := `mutation($t: String!, $a: String!) { unlink(from: Team, via: "colleagues", to: Account, whereFromID: $t, andToID: $a) }`
+	admin.data(link, map[string]any{"t": team, "a": cyID})
+	if diff := cmp.Diff([]string{"a1", "a2"}, cy.titles(1)); diff != "" {
+		t.Errorf("cy after joining the team (-want +got):\n%s", diff)
+	}
+	admin.data(unlink, map[string]any{"t": team, "a": bobID})
+	if diff := cmp.Diff([]string{}, bob.titles(1)); diff != "" {
+		t.Errorf("bob after leaving the team (-want +got):\n%s", diff)
+	}
+}

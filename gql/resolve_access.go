@@ -10,6 +10,7 @@ import (
 	"github.com/corehq/core/access"
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store"
 )
 
@@ -61,10 +62,8 @@ func (u *upserter) checkAccessRight(set map[string]any, path string) error {
 			}
 		}
 	}
-	for _, name := range []string{"membersSourceType", "membersSourceField", "membersSourceId"} {
-		if v, ok := set[name]; ok && v != nil {
-			return errcode.New(errcode.BadRequest, "%s.%s: not supported yet (README, \"Access rights\"): a grant names its members", path, name)
-		}
+	if err := u.checkMembersSource(set, path); err != nil {
+		return err
 	}
 	p := u.c.Principal
 	if p.Kind != auth.User {
@@ -130,4 +129,27 @@ func (c *call) write(ctx context.Context, ops []store.Op) ([]store.OpResult, err
 		}
 	}
 	return res, err
+}
+
+// checkMembersSource checks a grant's members source: all three of
+// membersSourceType, membersSourceField and membersSourceId or none, the
+// field a list of Account references of the type.
+func (u *upserter) checkMembersSource(set map[string]any, path string) error {
+	typ, _ := set["membersSourceType"].(string)
+	field, _ := set["membersSourceField"].(string)
+	id, _ := set["membersSourceId"].(string)
+	if typ == "" && field == "" && id == "" {
+		return nil
+	}
+	if typ == "" || field == "" || id == "" {
+		return errcode.New(errcode.BadRequest, "%s: membersSourceType, membersSourceField and membersSourceId go together", path)
+	}
+	t, ok := u.c.schema.model.Type(typ)
+	if !ok {
+		return errcode.New(errcode.BadRequest, "%s.membersSourceType: %s is not a type of this schema", path, typ)
+	}
+	if f, ok := t.Field(field); !ok || f.Kind != schema.KindRef || !f.List || f.Type != "Account" {
+		return errcode.New(errcode.BadRequest, "%s.membersSourceField: %s.%s is not a list of Account references", path, typ, field)
+	}
+	return nil
 }
