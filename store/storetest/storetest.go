@@ -73,6 +73,7 @@ func RunWith(t *testing.T, open func(t *testing.T) store.Store, opts Options) {
 		{"Filters", testFilters},
 		{"Sort", testSort},
 		{"Paging", testPaging},
+		{"Grants", testGrants},
 		{"Hops", func(t *testing.T, e *env) { testHops(t, e, opts) }},
 		{"Trash", testTrash},
 		{"Refs", testRefs},
