@@ -115,3 +115,63 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 	t.Logf("%s: %v", what, time.Since(start).Round(time.Millisecond))
 }
+
+// TestTwoServersAgreeOnGrants: a grant made or deleted through one server
+// counts on the other after its grants snapshot expires (a second; the
+// bound below is generous for a loaded machine, and the time taken is
+// logged).
+func TestTwoServersAgreeOnGrants(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	uri, db := mongotest.Database(t)
+	server := func() *servertest.Env {
+		st, err := mongo.Open(ctx, mongotest.Config(uri, db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return servertest.Start(t, servertest.WithStore(st))
+	}
+	a, b := server(), server()
+	a.PutRelease("bookstore", "v1", testfiles.Read(t, "e2e", "bookstore.graphql"))
+	token := a.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	within(t, 30*time.Second, "the instance to serve through b", func() bool {
+		status, _ := b.GraphQL("books.test", token, `{ __typename }`, nil)
+		return status == http.StatusOK
+	})
+	ids := map[string]string{}
+	sessions := map[string]string{}
+	for _, u := range []string{"ada", "bob"} {
+		_, body := a.GraphQL("books.test", token, `mutation($v: AccountInput!) { createAccount(value: $v) { id } }`,
+			map[string]any{"v": map[string]any{"username": u, "password": map[string]any{"value": u + "'s password"}}})
+		ids[u], _ = body["data"].(map[string]any)["createAccount"].(map[string]any)["id"].(string)
+		_, body = a.GraphQL("books.test", "", `query($u: String!, $p: String!) { login(username: $u, password: $p) { sessionToken } }`,
+			map[string]any{"u": u, "p": u + "'s password"})
+		sessions[u], _ = body["data"].(map[string]any)["login"].(map[string]any)["sessionToken"].(string)
+		if ids[u] == "" || sessions[u] == "" {
+			t.Fatalf("account %s: %v", u, body)
+		}
+	}
+	upsert := `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`
+	if _, body := a.GraphQL("books.test", sessions["ada"], upsert, map[string]any{"v": map[string]any{"Book": map[string]any{"core": map[string]any{"id": "adas"}, "title": "Ada's"}}}); body["errors"] != nil {
+		t.Fatalf("ada's book: %v", body)
+	}
+	bobSees := func() bool {
+		_, body := b.GraphQL("books.test", sessions["bob"], `{ get(type: Book, id: "adas") { __typename } }`, nil)
+		return body["data"].(map[string]any)["get"] != nil
+	}
+	if bobSees() {
+		t.Fatal("bob sees ada's book through b before any grant")
+	}
+	_, body := a.GraphQL("books.test", sessions["ada"], upsert, map[string]any{"v": map[string]any{"AccessRight": map[string]any{
+		"core": map[string]any{"id": "g1"}, "resource": "adas", "resourceType": "Book", "operationType": "Query", "operation": "get",
+		"permissionType": "RBP", "members": []any{map[string]any{"core": map[string]any{"id": ids["bob"]}}}}}})
+	if body["errors"] != nil {
+		t.Fatalf("ada's grant through a: %v", body)
+	}
+	within(t, 30*time.Second, "ada's grant through a to count on b", bobSees)
+	if _, body := a.GraphQL("books.test", sessions["ada"], `mutation { delete(type: AccessRight, arcql: "core.id = \"g1\"") }`, nil); body["errors"] != nil {
+		t.Fatalf("deleting the grant through a: %v", body)
+	}
+	within(t, 30*time.Second, "the deleted grant to stop counting on b", func() bool { return !bobSees() })
+}
