@@ -6,14 +6,20 @@ import (
 	"sync"
 	"time"
 
+	"github.com/corehq/core/auth"
 	"github.com/corehq/core/store"
 )
 
-// MaxGrants bounds the grants of one instance that are read: more is
-// refused (ErrTooMany) rather than read on every refresh.
+// MaxGrants bounds the grants of one instance that are read: more is an
+// error rather than a read of unbounded size on every refresh.
 const MaxGrants = 100_000
 
-// Cache holds each instance's grants in memory. Safe for concurrent use.
+// maxSets bounds the Sets one snapshot keeps (one per caller, type and
+// operation asked about); past it they are computed afresh.
+const maxSets = 10_000
+
+// Cache holds each instance's grants in memory, and the Sets computed
+// from them. Safe for concurrent use.
 type Cache struct {
 	st store.Store
 	// ttl is how old a snapshot may be before it is read again: the
@@ -23,11 +29,26 @@ type Cache struct {
 	m   map[string]*snapshot
 }
 
+// snapshot is an instance's grants as read at one moment.
 type snapshot struct {
 	once   sync.Once
 	read   time.Time
 	grants []Grant
 	err    error
+	// sets are the Rights computed from grants, kept until boundary (the
+	// first start or end date after read: a Set computed before it could
+	// be wrong after) unless some grant reads its members from a record
+	// at each request (sources).
+	sources  bool
+	boundary time.Time
+	mu       sync.Mutex
+	sets     map[setKey]*Set
+}
+
+type setKey struct {
+	kind           auth.Kind
+	account        string
+	typ, operation string
 }
 
 // NewCache returns a cache over st whose snapshots live for ttl.
@@ -39,6 +60,35 @@ func NewCache(st store.Store, ttl time.Duration) *Cache {
 // read again when the snapshot is older than the cache's ttl. Readers
 // share one read.
 func (c *Cache) Grants(ctx context.Context, inst string, now time.Time) ([]Grant, error) {
+	s := c.snapshot(ctx, inst, now)
+	return s.grants, s.err
+}
+
+// Rights is access.Rights over the instance's grants, kept for the
+// snapshot's life where that gives the same answer.
+func (c *Cache) Rights(ctx context.Context, inst string, p auth.Principal, typ, operation string, now time.Time, source Members) (*Set, error) {
+	s := c.snapshot(ctx, inst, now)
+	if s.err != nil {
+		return nil, s.err
+	}
+	if s.sources || !s.boundary.IsZero() && !now.Before(s.boundary) {
+		return Rights(s.grants, p, typ, operation, now, source), nil
+	}
+	key := setKey{p.Kind, p.AccountID, typ, operation}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if set, ok := s.sets[key]; ok {
+		return set, nil
+	}
+	set := Rights(s.grants, p, typ, operation, now, nil)
+	if s.sets == nil || len(s.sets) >= maxSets {
+		s.sets = map[setKey]*Set{}
+	}
+	s.sets[key] = set
+	return set, nil
+}
+
+func (c *Cache) snapshot(ctx context.Context, inst string, now time.Time) *snapshot {
 	c.mu.Lock()
 	s := c.m[inst]
 	if s == nil || (!s.read.IsZero() && now.Sub(s.read) >= c.ttl) || s.err != nil {
@@ -49,8 +99,17 @@ func (c *Cache) Grants(ctx context.Context, inst string, now time.Time) ([]Grant
 	s.once.Do(func() {
 		s.grants, s.err = c.load(ctx, inst)
 		s.read = now
+		for i := range s.grants {
+			g := &s.grants[i]
+			s.sources = s.sources || g.Source.ID != ""
+			for _, t := range [...]time.Time{g.Start, g.End} {
+				if t.After(now) && (s.boundary.IsZero() || t.Before(s.boundary)) {
+					s.boundary = t
+				}
+			}
+		}
 	})
-	return s.grants, s.err
+	return s
 }
 
 // Forget drops an instance's snapshot: the next request reads its grants

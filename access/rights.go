@@ -22,6 +22,7 @@ type Set struct {
 	// The fields covered: by the SBPs, per owner and per record.
 	scope       *cover
 	owners, ids map[string]*cover
+	terms       []arcql.Expr
 }
 
 // cover is the union of the fields of the grants on some records.
@@ -78,17 +79,9 @@ func (s *Set) Fields(rec *store.Record) (only map[string]struct{}, limited bool)
 
 // Terms are the filter terms, one of which a record the grants cover
 // matches: `core.createdBy IN Owners`, `core.id IN IDs`. A caller ORs
-// them with its own rule (nil when All or none).
-func (s *Set) Terms() []arcql.Expr {
-	var out []arcql.Expr
-	if len(s.Owners) > 0 {
-		out = append(out, &arcql.InIDs{Field: "core.createdBy", IDs: s.Owners})
-	}
-	if len(s.IDs) > 0 {
-		out = append(out, &arcql.InIDs{Field: "core.id", IDs: s.IDs})
-	}
-	return out
-}
+// them with its own rule (none when All or no grant). They are shared:
+// read them, never change them.
+func (s *Set) Terms() []arcql.Expr { return s.terms }
 
 // Rights returns the records of typ p may run operation on through grants
 // at now: get or find (reading, which either grants), or upsert, delete,
@@ -121,6 +114,12 @@ func Rights(grants []Grant, p auth.Principal, typ, operation string, now time.Ti
 	// same from one request to the next.
 	sort.Strings(s.Owners)
 	sort.Strings(s.IDs)
+	if len(s.Owners) > 0 {
+		s.terms = append(s.terms, arcql.NewInIDs("core.createdBy", s.Owners))
+	}
+	if len(s.IDs) > 0 {
+		s.terms = append(s.terms, arcql.NewInIDs("core.id", s.IDs))
+	}
 	return s
 }
 

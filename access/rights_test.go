@@ -116,3 +116,33 @@ func TestFieldsAreTheUnionOfTheGrants(t *testing.T) {
 		t.Errorf("SplitFields = %q", got)
 	}
 }
+
+func TestCachedRightsEndAtTheGrantsEnd(t *testing.T) {
+	ctx := context.Background()
+	st := bolttest.Open(t)
+	if err := st.Declare(ctx, "i1", []store.TypeSpec{{Name: access.Type}}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now().UTC().Truncate(time.Second)
+	end := t0.Add(10 * time.Second)
+	if _, err := st.Write(ctx, "i1", []store.Op{{Kind: store.OpUpsert, Type: access.Type, ID: "g1", Now: t0, Set: map[string]any{
+		"resource": "b1", "resourceType": "Book", "operationType": "Query", "operation": "get", "permissionType": "RBP",
+		"members": []any{"bob"}, "endDate": end.Format(time.RFC3339Nano)}}}); err != nil {
+		t.Fatal(err)
+	}
+	c := access.NewCache(st, time.Hour)
+	bob := auth.Principal{Kind: auth.User, AccountID: "bob"}
+	rec := &store.Record{Type: "Book", ID: "b1", CreatedBy: "ada"}
+	for _, tc := range []struct {
+		at   time.Time
+		want bool
+	}{{t0, true}, {t0.Add(time.Second), true}, {end, false}, {end.Add(time.Second), false}} {
+		s, err := c.Rights(ctx, "i1", bob, "Book", "find", tc.at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Allows(rec) != tc.want {
+			t.Errorf("at %v: Allows = %v, want %v", tc.at.Sub(t0), s.Allows(rec), tc.want)
+		}
+	}
+}

@@ -72,14 +72,17 @@ func (c *call) rights(ctx context.Context, typ, operation string) (*access.Set, 
 	if s, ok := c.rightsOf[key]; ok {
 		return s, nil
 	}
-	var grants []access.Grant
-	if c.grants != nil {
+	var s *access.Set
+	if c.grants == nil {
+		s = access.Rights(nil, c.Principal, typ, operation, c.now, nil)
+	} else {
 		var err error
-		if grants, err = c.grants.Grants(ctx, c.Instance.ID, c.now); err != nil {
+		s, err = c.grants.Rights(ctx, c.Instance.ID, c.Principal, typ, operation, c.now,
+			func(src access.Source) []string { return c.sourceMembers(ctx, src) })
+		if err != nil {
 			return nil, errcode.Wrap(errcode.Internal, err, "internal error")
 		}
 	}
-	s := access.Rights(grants, c.Principal, typ, operation, c.now, func(src access.Source) []string { return c.sourceMembers(ctx, src) })
 	if c.rightsOf == nil {
 		c.rightsOf = map[string]*access.Set{}
 	}

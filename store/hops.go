@@ -76,7 +76,7 @@ func resolveHops(ctx context.Context, s Store, inst string, e arcql.Expr, max in
 		for i, r := range recs {
 			ids[i] = r.ID
 		}
-		return &arcql.InIDs{Field: n.Field, IDs: ids}, nil
+		return arcql.NewInIDs(n.Field, ids), nil
 	}
 	return e, nil
 }

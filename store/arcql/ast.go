@@ -74,11 +74,29 @@ type Hop struct {
 	Sub    Expr
 }
 
-// InIDs matches records whose Field (a reference, a list reference, or
-// "core.id") holds one of IDs. Produced from a Hop.
+// InIDs matches records whose Field (a reference, a list reference,
+// "core.id" or "core.createdBy") holds one of IDs. Produced from a Hop,
+// and by access rights. Build a long one with NewInIDs, which Match then
+// answers with one lookup instead of a scan of IDs.
 type InIDs struct {
 	Field string
 	IDs   []string
+	// Set holds IDs again for lookups, when NewInIDs made it (many IDs);
+	// nil: Match scans IDs.
+	Set map[string]struct{}
+}
+
+// NewInIDs returns an InIDs whose IDs Match looks up in a set when there
+// are many. The result is read-only: Match may run on it concurrently.
+func NewInIDs(field string, ids []string) *InIDs {
+	in := &InIDs{Field: field, IDs: ids}
+	if len(ids) > 16 {
+		in.Set = make(map[string]struct{}, len(ids))
+		for _, id := range ids {
+			in.Set[id] = struct{}{}
+		}
+	}
+	return in
 }
 
 func (*And) exprNode()     {}

@@ -196,6 +196,10 @@ func matchInIDs(in *InIDs, v Valuer) bool {
 		if !ok {
 			return false
 		}
+		if in.Set != nil {
+			_, ok := in.Set[s]
+			return ok
+		}
 		for _, id := range in.IDs {
 			if id == s {
 				return true

@@ -1,6 +1,7 @@
 package arcql
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -313,6 +314,21 @@ func TestMatchAllocations(t *testing.T) {
 		}
 		if !Match(e, r) {
 			t.Errorf("Match(%s) = false", Format(e))
+		}
+	}
+}
+
+func TestNewInIDsMatchesAsTheList(t *testing.T) {
+	var ids []string
+	for i := range 40 {
+		ids = append(ids, fmt.Sprintf("r%02d", i*2))
+	}
+	long := NewInIDs("core.id", ids)
+	plain := &InIDs{Field: "core.id", IDs: ids}
+	for i := range 82 {
+		rec := values{"core.id": fmt.Sprintf("r%02d", i)}
+		if Match(long, rec) != Match(plain, rec) || Match(long, rec) != (i%2 == 0 && i < 80) {
+			t.Errorf("r%02d: set %v, list %v", i, Match(long, rec), Match(plain, rec))
 		}
 	}
 }
