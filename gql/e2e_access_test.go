@@ -410,3 +410,57 @@ func TestTeamsGrantThroughTheirMembers(t *testing.T) {
 		t.Errorf("bob after leaving the team (-want +got):\n%s", diff)
 	}
 }
+
+// TestBlog runs README's worked example of access rights.
+func TestBlog(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	env.PutRelease("blog", "v1", `type Post { title: String body: String }
+type Draft { title: String body: String }
+type Team { name: String colleagues: [Account!] }`)
+	admin := &client{t: t, env: env, domain: "blog.test", token: env.CreateInstance("blog.test", "blog", "v1", tenant.Settings{AnonymousRequests: true})}
+	admin.newAccount("ada", "", "correct horse battery")
+	boID := admin.newAccount("bo", "", "correct horse battery")
+	admin.newAccount("cy", "", "correct horse battery")
+	ada, bo, cy := admin.login("ada", "correct horse battery"), admin.login("bo", "correct horse battery"), admin.login("cy", "correct horse battery")
+	anon := &client{t: t, env: env, domain: "blog.test"}
+	run := func(c *client, doc string) {
+		t.Helper()
+		c.data(doc, nil)
+	}
+	run(admin, `mutation { upsert(values: {AccessRight: {resource: "*", resourceType: "Post",
+  operationType: "Query", operation: "*", permissionType: SBP,
+  members: [{core: {id: "*"}}, {core: {id: "anonymous"}}]}}) { id } }`)
+	run(admin, `mutation { upsert(values: {Team: {core: {id: "editors"}, name: "Editors"}}) { id } }`)
+	run(ada, `mutation { upsert(values: {AccessRight: {resource: "*", resourceType: "Draft",
+  operationType: "*", operation: "*", fields: "title,body", permissionType: RBP,
+  membersSourceType: "Team", membersSourceField: "colleagues", membersSourceId: "editors"}}) { id } }`)
+	run(ada, `mutation { upsert(values: {Draft: {core: {id: "d1"}, title: "Soon", body: "…"}}) { id } }`)
+	run(ada, `mutation { upsert(values: {Post: {core: {id: "p1"}, title: "Out", body: "!"}}) { id } }`)
+
+	draft := `{ get(type: Draft, id: "d1") { ... on Draft { title } } }`
+	post := `{ get(type: Post, id: "p1") { ... on Post { title } } }`
+	for name, c := range map[string]*client{"cy": cy, "bo": bo, "anonymous": anon} {
+		if got := path(c.data(post, nil), "get", "title"); got != "Out" {
+			t.Errorf("%s reads the post: %v", name, got)
+		}
+		if got := path(c.data(draft, nil), "get"); got != nil {
+			t.Errorf("%s reads the draft before joining the editors: %v", name, got)
+		}
+	}
+	run(admin, `mutation { link(from: Team, via: "colleagues", to: Account, whereFromID: "editors", andToID: "`+boID+`") }`)
+	if got := path(bo.data(draft, nil), "get", "title"); got != "Soon" {
+		t.Errorf("bo, an editor, reads the draft: %v", got)
+	}
+	run(bo, `mutation { upsert(values: {Draft: {core: {id: "d1"}, title: "Sooner"}}) { id } }`)
+	if got := path(ada.data(draft, nil), "get", "title"); got != "Sooner" {
+		t.Errorf("ada's draft after bo's edit: %v", got)
+	}
+	if _, _, code := bo.fail(`mutation { upsert(values: {Post: {core: {id: "p1"}, title: "Defaced"}}) { id } }`, nil); code != "FORBIDDEN" {
+		t.Errorf("an editor changes a post: %q, want FORBIDDEN", code)
+	}
+	run(admin, `mutation { unlink(from: Team, via: "colleagues", to: Account, whereFromID: "editors", andToID: "`+boID+`") }`)
+	if got := path(bo.data(draft, nil), "get"); got != nil {
+		t.Errorf("bo reads the draft after leaving the editors: %v", got)
+	}
+}
