@@ -260,7 +260,7 @@ func runBench(ctx context.Context, srv *server, cfg loadConfig, p *progress) (*r
 		return nil, err
 	}
 	r.seeded = time.Since(t0)
-	if err := createUser(ctx, c, in); err != nil {
+	if in.grantee, err = createUser(ctx, c, in); err != nil {
 		return nil, err
 	}
 	if err := verifySeed(ctx, c, in); err != nil {

@@ -36,6 +36,7 @@ type instance struct {
 	host    string // host:port, the Host header
 	domain  string
 	token   string // the instance token
+	grantee string // a session of an account that reads the books through grants
 	webhook string // name of the Webhook record
 	data    dataset
 }
@@ -51,6 +52,7 @@ const (
 	scLogin         = "f_login_password"
 	scGraphQLList   = "g_graphql_list_price_gt_50"
 	scWebhook       = "h_webhook_function"
+	scGranteeList   = "i_list_books_as_grantee"
 	bookSelection   = `core { id created updated trashed createdBy impl app release instance publisherRealm publisherApp publisherRelease instanceId } title authorid price`
 	pageInfoFields  = `pageInfo { hasPreviousPage hasNextPage startCursor endCursor pageLimit previousOffsets nextOffsets }`
 	webhookBodyTmpl = `{"event":"bench","n":{n}}`
@@ -104,12 +106,16 @@ func scenarios(in instance) []*scenario {
 		{name: scWebhook, class: classWrite, desc: "webhook calling a small JavaScript function",
 			req:   send("POST", "/webhook/"+in.domain+"/"+in.webhook, webhookBodyTmpl, nil, nil),
 			check: checkWebhook},
+		{name: scGranteeList, class: classRead, desc: "list `price > 50`, first 25, as an account granted the books (1,001 grants)",
+			req: newRequest(in.host, "GET", mustTemplate("/rest/v1/Book?arcql=price%20%3E%2050&first=25"), nil, nil,
+				[][2]string{{"core-domain", in.domain}, {"authorization", in.grantee}}),
+			check: func(c checkCtx) error { return checkOver50(c.a, len(over50), nil) }},
 	}
 }
 
 // scenarioNames lists the names, for flags and messages.
 func scenarioNames() []string {
-	return []string{scGetBook, scList, scListSorted, scGetAuthor, scCreate, scUpdate, scLogin, scGraphQLList, scWebhook}
+	return []string{scGetBook, scList, scListSorted, scGetAuthor, scCreate, scUpdate, scLogin, scGraphQLList, scWebhook, scGranteeList}
 }
 
 // ok2xx fails a non-2xx answer or one carrying GraphQL errors, and

@@ -192,8 +192,54 @@ func seed(ctx context.Context, c *client, in instance, spec seedSpec, p *progres
 }
 
 // createUser creates the account the login scenario logs in with
-// (createAccount, with the instance token).
-func createUser(ctx context.Context, c *client, in instance) error {
+// (createAccount, with the instance token), logs it in and makes it the
+// grantee of the access-rights scenario: a wildcard grant on every book
+// the instance token made (the seeded ones) and a grant on each of the
+// first 1,000 books, so that its finds run with grants in the filter.
+// It returns the account's session token.
+func createUser(ctx context.Context, c *client, in instance) (string, error) {
+	id, err := createAccount(ctx, c, in)
+	if err != nil {
+		return "", err
+	}
+	v, err := c.call(ctx, "log the bench account in", "POST", "/rest/v1/login", map[string]string{"core-domain": in.domain},
+		map[string]any{"username": benchUser, "password": benchPassword})
+	if err != nil {
+		return "", err
+	}
+	session, _ := dig(v, "data", "login", "sessionToken").(string)
+	if session == "" {
+		return "", errors.New("log the bench account in: no data.login.sessionToken")
+	}
+	a, err := c.do(ctx, "GET", "/rest/v1/Book/"+bookID(1), in.crudHeaders(), nil)
+	if err != nil {
+		return "", err
+	}
+	b, err := ok2xx(a)
+	if err != nil {
+		return "", fmt.Errorf("reading the owner of the seeded books: %w", err)
+	}
+	owner, _ := dig(b, "data", "find", "edges", 0, "node", "core", "createdBy").(string)
+	if owner == "" {
+		return "", errors.New("reading the owner of the seeded books: no core.createdBy")
+	}
+	grant := func(resource string) map[string]any {
+		return map[string]any{"resource": resource, "resourceType": "Book", "operationType": "Query", "operation": "find",
+			"permissionType": "RBP", "resourceOwnerId": owner, "members": []any{map[string]any{"core": map[string]any{"id": id}}}}
+	}
+	grants := []any{grant("*")}
+	for j := 1; j <= min(1000, in.data.books); j++ {
+		grants = append(grants, grant(bookID(j)))
+	}
+	if _, err := c.call(ctx, "grant the bench account the books", "POST", "/rest/v1", in.crudHeaders(),
+		map[string]any{"values": map[string]any{"AccessRight": grants}}); err != nil {
+		return "", err
+	}
+	return session, nil
+}
+
+// createAccount creates the bench account and returns its id.
+func createAccount(ctx context.Context, c *client, in instance) (string, error) {
 	v, err := c.call(ctx, "create the bench account", "POST", "/graphql", in.crudHeaders(), map[string]any{
 		"query": "mutation($v: AccountInput!) { createAccount(value: $v) { id } }",
 		"variables": map[string]any{"v": map[string]any{
@@ -201,12 +247,13 @@ func createUser(ctx context.Context, c *client, in instance) error {
 		}},
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
-	if id, _ := dig(v, "data", "createAccount", "id").(string); id == "" {
-		return errors.New("create the bench account: no data.createAccount.id")
+	id, _ := dig(v, "data", "createAccount", "id").(string)
+	if id == "" {
+		return "", errors.New("create the bench account: no data.createAccount.id")
 	}
-	return nil
+	return id, nil
 }
 
 // verifySeed reads a few records back and compares them with the data
