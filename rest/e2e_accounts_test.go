@@ -67,4 +67,24 @@ func TestOwnerRuleOverREST(t *testing.T) {
 	if status, body := bob.do("PUT", "/", map[string]any{"values": map[string]any{"Book": map[string]any{"core": map[string]any{"id": "adas"}, "title": "Bob's now"}}}); status != 403 {
 		t.Errorf("bob updates ada's book he may read: %d %s, want 403", status, dump(body))
 	}
+	// An upsert grant lets him change it, through a team of ada's.
+	admin.env.PutRelease("bookstore", "v2", bookstoreSDL(t)+"\ntype Team { colleagues: [Account!] }\n")
+	if status, body := admin.env.Admin("PATCH", "/instances/"+admin.domain, map[string]any{"release": "v2"}); status != 200 {
+		t.Fatalf("swap to v2: %d %s", status, dump(body))
+	}
+	if status, body := admin.do("POST", "/", map[string]any{"values": map[string]any{"Team": map[string]any{"core": map[string]any{"id": "t1"},
+		"colleagues": []any{map[string]any{"core": map[string]any{"id": ids["bob"]}}}}}}); status != 200 {
+		t.Fatalf("the team: %d %s", status, dump(body))
+	}
+	if status, body := ada.do("POST", "/", map[string]any{"values": map[string]any{"AccessRight": map[string]any{
+		"resource": "adas", "resourceType": "Book", "operationType": "Mutation", "operation": "upsert", "permissionType": "RBP",
+		"membersSourceType": "Team", "membersSourceField": "colleagues", "membersSourceId": "t1"}}}); status != 200 {
+		t.Fatalf("ada grants her team an update: %d %s", status, dump(body))
+	}
+	if status, body := bob.do("PUT", "/", map[string]any{"values": map[string]any{"Book": map[string]any{"core": map[string]any{"id": "adas"}, "title": "Edited"}}}); status != 200 {
+		t.Errorf("bob, in ada's team, updates her book: %d %s", status, dump(body))
+	}
+	if status, body := ada.do("GET", "/Book/adas", nil); status != 200 || !strings.Contains(dump(body), `"title": "Edited"`) {
+		t.Errorf("ada's book after her team's edit: %d %s", status, dump(body))
+	}
 }
