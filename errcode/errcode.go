@@ -46,14 +46,19 @@ const (
 	// instance's schema does not have (or not with a webhook's signature),
 	// for example after a release swap removed it.
 	WebhookFieldMissing Code = "WEBHOOK_FIELD_MISSING"
-	// Timeout: a function ran past its deadline.
+	// Timeout: a function ran past its deadline, or a request past the
+	// server's request time-out.
 	Timeout Code = "TIMEOUT"
+	// TooComplex: a document, filter or schema passes one of the limits on
+	// its shape (nesting, tokens, aliases, depth, cost); the message names
+	// the limit.
+	TooComplex Code = "TOO_COMPLEX"
 )
 
 // Status is the HTTP status a code answers with.
 func (c Code) Status() int {
 	switch c {
-	case BadRequest, BadFilter:
+	case BadRequest, BadFilter, TooComplex:
 		return http.StatusBadRequest
 	case Unauthenticated:
 		return http.StatusUnauthorized

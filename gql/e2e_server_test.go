@@ -68,8 +68,8 @@ func TestRequestErrors(t *testing.T) {
 		{"no token", c.domain, "", `{ get(type: Book, id: "x") { __typename } }`, 401, "UNAUTHENTICATED", "authorization"},
 		{"wrong token", c.domain, "not-the-token", "{ __typename }", 401, "UNAUTHENTICATED", "token"},
 		{"bearer token works", c.domain, "Bearer " + c.token, `{ get(type: Book, id: "x") { __typename } }`, 200, "", ""},
-		{"too deep", c.domain, c.token, deep, 400, "BAD_REQUEST", "deeper than"},
-		{"too many aliases", c.domain, c.token, aliases, 400, "BAD_REQUEST", "aliases"},
+		{"too deep", c.domain, c.token, deep, 400, "TOO_COMPLEX", "deeper than"},
+		{"too many aliases", c.domain, c.token, aliases, 400, "TOO_COMPLEX", "aliases"},
 		{"too large a document", c.domain, c.token, "{ " + strings.Repeat("__typename ", 7000) + "}", 400, "BAD_REQUEST", "longer than"},
 	}
 	for _, tc := range cases {

@@ -79,12 +79,22 @@ func (s *Schema) Run(ctx context.Context, env Env, log *zap.Logger, req Request)
 	}
 	c := &call{Env: env, schema: s, log: log, vars: req.Variables, now: time.Now().UTC().Truncate(time.Millisecond)}
 	ctx = withCall(ctx, c)
+	var res *Result
 	if differential != nil {
-		return differential(ctx, s, req,
+		res = differential(ctx, s, req,
 			func(ctx context.Context) *Result { return s.execute(ctx, doc, req, log) },
 			func(ctx context.Context) *Result { return s.executeReference(ctx, doc, req, log) })
+	} else {
+		res = s.execute(ctx, doc, req, log)
 	}
-	return s.execute(ctx, doc, req, log)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// Past the request's deadline: what ran is cut short, so the
+		// answer is the time-out, not partial data.
+		res.Release()
+		status, body := errcode.Body(errcode.New(errcode.Timeout, "the request ran past its deadline"))
+		return &Result{Status: status, Errors: body.Errors}
+	}
+	return res
 }
 
 // execute runs a validated document: on its compiled plan, or on
@@ -188,9 +198,16 @@ func (s *Schema) document(text string) *document {
 		d.errors = []error{errors.New("the document is longer than 65536 bytes")}
 		return d // not cached: the text itself is large
 	}
+	if err := guard(text, s.cfg); err != nil {
+		d.errors = []error{err}
+		return d // not cached: refused in time proportional to its length
+	}
 	doc, err := parser.Parse(parser.ParseParams{Source: source.NewSource(&source.Source{Body: []byte(text), Name: "GraphQL request"})})
 	if err == nil {
 		err = fragmentCycle(doc)
+	}
+	if err == nil {
+		err = fragmentCost(doc, s.cfg)
 	}
 	if err != nil {
 		d.errors = []error{err}
@@ -209,11 +226,15 @@ func (s *Schema) document(text string) *document {
 }
 
 // documentErrors answers a document that cannot run: 400, each error
-// with code BAD_REQUEST.
+// with code BAD_REQUEST, or its own (TOO_COMPLEX for a limit).
 func documentErrors(errs []error) *Result {
 	out := &Result{Status: http.StatusBadRequest}
 	for _, err := range errs {
-		item := errcode.Item{Message: err.Error(), Extensions: map[string]any{"code": string(errcode.BadRequest)}}
+		code := errcode.BadRequest
+		if e := errcode.As(err); e != nil && e.Code.Status() == http.StatusBadRequest {
+			code = e.Code
+		}
+		item := errcode.Item{Message: err.Error(), Extensions: map[string]any{"code": string(code)}}
 		var fe gqlerrors.FormattedError
 		if errors.As(err, &fe) {
 			item.Message = fe.Message

@@ -1,7 +1,6 @@
 package gql
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/graphql-go/graphql/language/ast"
@@ -46,7 +45,7 @@ func (w *limitWalker) walk(set *ast.SelectionSet, depth, mult int) error {
 		return nil
 	}
 	if depth > w.cfg.MaxDepth {
-		return fmt.Errorf("the document is nested deeper than %d levels", w.cfg.MaxDepth)
+		return tooComplex("the document is nested deeper than %d levels", w.cfg.MaxDepth)
 	}
 	for _, sel := range set.Selections {
 		switch sel := sel.(type) {
@@ -54,12 +53,12 @@ func (w *limitWalker) walk(set *ast.SelectionSet, depth, mult int) error {
 			if sel.Alias != nil && sel.Alias.Value != sel.Name.Value {
 				w.aliases++
 				if w.aliases > w.cfg.MaxAliases {
-					return fmt.Errorf("the document has more than %d aliases", w.cfg.MaxAliases)
+					return tooComplex("the document has more than %d aliases", w.cfg.MaxAliases)
 				}
 			}
 			w.complexity += mult
 			if w.complexity > w.cfg.MaxComplexity {
-				return fmt.Errorf("the document is too complex: its estimated cost exceeds %d", w.cfg.MaxComplexity)
+				return tooComplex("the document is too complex: its estimated cost exceeds %d", w.cfg.MaxComplexity)
 			}
 			if err := w.walk(sel.SelectionSet, depth+1, mult*w.factor(sel)); err != nil {
 				return err
@@ -73,7 +72,7 @@ func (w *limitWalker) walk(set *ast.SelectionSet, depth, mult int) error {
 			// many times grows exponentially.
 			w.spreads++
 			if w.spreads > w.cfg.MaxComplexity {
-				return fmt.Errorf("the document is too complex: its estimated cost exceeds %d", w.cfg.MaxComplexity)
+				return tooComplex("the document is too complex: its estimated cost exceeds %d", w.cfg.MaxComplexity)
 			}
 			if f, ok := w.frags[sel.Name.Value]; ok {
 				if err := w.walk(f.SelectionSet, depth, mult); err != nil {

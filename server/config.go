@@ -20,6 +20,11 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// PingTimeout bounds the store check of /readyz.
 	PingTimeout time.Duration
+	// RequestTimeout bounds the work of one request (but the image
+	// registry's transfers, which have their own bound): past it the
+	// request's context ends, which stops its store calls and functions,
+	// and it answers 504 TIMEOUT.
+	RequestTimeout time.Duration
 	// AdminTokenHash is the SHA-256 of the admin token (admin.SetupToken).
 	// The zero value lets no request into /admin/v1.
 	AdminTokenHash [32]byte
@@ -37,5 +42,6 @@ func DefaultConfig() Config {
 		IdleTimeout:       120 * time.Second,
 		ShutdownTimeout:   30 * time.Second,
 		PingTimeout:       2 * time.Second,
+		RequestTimeout:    30 * time.Second,
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
 	"github.com/corehq/core/admin"
+	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/gql"
 	"github.com/corehq/core/oci"
 	"github.com/corehq/core/rest"
@@ -83,7 +85,7 @@ func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Directory, 
 	// Outermost first: the request id is known to the log line, the log
 	// line sees the status a recovered panic answers, and the body limit
 	// applies to every handler.
-	e.Use(requestID, s.logRequests, s.recoverPanics, s.limitBody(cfg.BodyLimit))
+	e.Use(requestID, s.logRequests, s.recoverPanics, s.limitBody(cfg.BodyLimit), s.deadline(cfg.RequestTimeout))
 	s.echo = e
 	s.routes()
 	for _, mount := range o.routes {
@@ -132,6 +134,32 @@ func (s *Server) routes() {
 	webhook.New(wcfg, s.engine).Register(e)
 }
 
+// deadline gives every request but the image registry's a context that
+// ends after d (none when d is 0); a request that ran past it answers 504
+// TIMEOUT unless its answer was already on its way.
+func (s *Server) deadline(d time.Duration) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if d <= 0 || s.isRegistry(c.Request().URL.Path) {
+				return next(c)
+			}
+			ctx, cancel := context.WithTimeout(c.Request().Context(), d)
+			defer cancel()
+			c.SetRequest(c.Request().WithContext(ctx))
+			err := next(c)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) && !c.Response().Committed {
+				return errcode.Wrap(errcode.Timeout, err, "the request ran past the server's request time-out of %s", d)
+			}
+			return err
+		}
+	}
+}
+
+// isRegistry reports whether path is the image registry's (/v2/).
+func (s *Server) isRegistry(p string) bool {
+	return s.opts.images != nil && (p == "/v2" || strings.HasPrefix(p, "/v2/"))
+}
+
 // limitBody is the body limit of every request but the image registry's
 // (/v2/), whose layers are larger than any API call.
 func (s *Server) limitBody(limit int64) echo.MiddlewareFunc {
@@ -139,7 +167,7 @@ func (s *Server) limitBody(limit int64) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		withLimit := limited(next)
 		return func(c echo.Context) error {
-			if p := c.Request().URL.Path; s.opts.images != nil && (p == "/v2" || strings.HasPrefix(p, "/v2/")) {
+			if s.isRegistry(c.Request().URL.Path) {
 				return next(c)
 			}
 			return withLimit(c)

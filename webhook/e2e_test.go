@@ -21,6 +21,7 @@ import (
 
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/internal/testfiles"
+	"github.com/corehq/core/server"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
 )
@@ -479,4 +480,26 @@ func TestWebhookFailuresAreDiagnosed(t *testing.T) {
 			t.Errorf("no request log line says %q: %q", want, causes)
 		}
 	}
+}
+
+// TestRequestTimeout: past the server's request time-out a request stops
+// (the looping function is interrupted) and answers 504 TIMEOUT, through
+// /graphql and a webhook alike; the server goes on serving. The
+// function's own time-out is far longer, so it is the request's that
+// ends it.
+func TestRequestTimeout(t *testing.T) {
+	t.Parallel()
+	cfg := fn.DefaultConfig()
+	cfg.Timeout = time.Hour
+	h := start(t, tenant.Settings{AnonymousRequests: true}, servertest.WithFunctionConfig(cfg),
+		servertest.WithConfig(func(c *server.Config) { c.RequestTimeout = 300 * time.Millisecond }))
+	status, body := h.env.GraphQL("hooks.test", h.token, `mutation { spin(payload: {url: {path: "/"}, headers: {}, body: "{}"}) { status } }`, nil)
+	if _, code := servertest.FirstError(body); status != http.StatusGatewayTimeout || code != "TIMEOUT" {
+		t.Errorf("a looping function through /graphql: %d %s, want 504 TIMEOUT", status, dump(body))
+	}
+	res, out := h.hook("POST", "spin", "", nil, "{}")
+	if res.StatusCode != http.StatusGatewayTimeout || !strings.Contains(string(out), "TIMEOUT") {
+		t.Errorf("a looping webhook: %d %s, want 504 TIMEOUT", res.StatusCode, out)
+	}
+	h.gql(`{ __typename }`, nil)
 }

@@ -31,8 +31,8 @@ import (
 
 // serveFlags are the settings of `cored serve`.
 type serveFlags struct {
-	addr, data, mongoURI, adminToken, logLevel, bodyLimit, gateway, debugAddr string
-	demo                                                                      bool
+	addr, data, mongoURI, adminToken, logLevel, bodyLimit, requestTimeout, gateway, debugAddr string
+	demo                                                                                      bool
 }
 
 // parseServe reads the flags of serve; each falls back to its environment
@@ -49,6 +49,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&f.adminToken, "admin-token", "", "admin token of /admin/v1 (default $CORE_ADMIN_TOKEN; generated on first start when unset)")
 	fs.StringVar(&f.logLevel, "log-level", envOr(getenv, "CORE_LOG_LEVEL", "info"), "debug, info, warn or error ($CORE_LOG_LEVEL)")
 	fs.StringVar(&f.bodyLimit, "body-limit", envOr(getenv, "CORE_BODY_LIMIT", "1MiB"), "largest request body: bytes, or with KiB, MiB, GiB ($CORE_BODY_LIMIT)")
+	fs.StringVar(&f.requestTimeout, "request-timeout", envOr(getenv, "CORE_REQUEST_TIMEOUT", def.RequestTimeout.String()),
+		"the most one request may take, e.g. 30s; past it the request stops and answers 504 ($CORE_REQUEST_TIMEOUT)")
 	fs.StringVar(&f.gateway, "function-gateway", envOr(getenv, "CORE_FUNCTION_GATEWAY", ""),
 		"URL of an HTTP function gateway (OpenFaaS, Knative) that runs non-JavaScript function images, with {app}, {name} and {version}, "+
 			"e.g. http://gateway:8080/function/{app}-{name}-{version}; off when empty ($CORE_FUNCTION_GATEWAY)")
@@ -89,6 +91,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return usageError{fmt.Sprintf("--body-limit: %v", err)}
 	}
+	timeout, err := time.ParseDuration(f.requestTimeout)
+	if err != nil || timeout <= 0 {
+		return usageError{fmt.Sprintf("--request-timeout: %q is not a positive duration such as 30s", f.requestTimeout)}
+	}
 	log, stopLog := newLogger(stderr, level)
 	defer stopLog()
 
@@ -111,7 +117,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 
 	cfg := server.DefaultConfig()
-	cfg.Addr, cfg.BodyLimit, cfg.AdminTokenHash = f.addr, limit, hash
+	cfg.Addr, cfg.BodyLimit, cfg.AdminTokenHash, cfg.RequestTimeout = f.addr, limit, hash, timeout
 	secret, err := auth.LoadSecret(ctx, st)
 	if err != nil {
 		return fmt.Errorf("loading the session secret: %w", err)
