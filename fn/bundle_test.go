@@ -126,3 +126,20 @@ func TestParseUploadRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestParseUploadDeepJSON: a manifest or JSON file nested 200,000 deep
+// (well inside the upload limits) is refused as invalid, in time and
+// memory linear in its size (encoding/json stops at 10,000 levels).
+func TestParseUploadDeepJSON(t *testing.T) {
+	t.Parallel()
+	deep := strings.Repeat("[", 200_000)
+	for _, files := range []map[string]string{
+		{"package.json": `{"main":` + deep, "index.js": "exports.main = () => 1;"},
+		{"data.json": deep, "index.js": "exports.main = () => 1;"},
+	} {
+		_, _, err := ParseUpload(zipOf(t, files, nil), DefaultPackagesConfig())
+		if !errors.Is(err, ErrInvalidPackage) {
+			t.Errorf("a JSON file nested 200,000 deep: %v, want an invalid package", err)
+		}
+	}
+}
