@@ -143,7 +143,7 @@ func keysOf(inst *tenant.Instance) auth.Instance {
 func (e *Engine) Resolve(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		inst, err := e.instances.Resolve(req.Header.Get(tenant.Header))
+		inst, err := e.instances.Resolve(req.Header.Values(tenant.Header))
 		if err != nil {
 			return err
 		}

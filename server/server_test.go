@@ -303,3 +303,50 @@ func TestRequestLog(t *testing.T) {
 		}
 	}
 }
+
+// TestOneDomainPerRequest: a request naming two different instances in
+// core-domain (two header lines, or one with a comma) is refused with 400
+// naming the header, at every door that reads it; the same domain twice
+// is one.
+func TestOneDomainPerRequest(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	env.PutRelease("bookstore", "v1", bookstoreSDL)
+	a := env.CreateInstance("a.test", "bookstore", "v1", tenant.Settings{})
+	env.CreateInstance("b.test", "bookstore", "v1", tenant.Settings{})
+	send := func(method, path, body string, domains ...string) (int, map[string]any) {
+		t.Helper()
+		req, err := http.NewRequest(method, env.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("content-type", "application/json")
+		req.Header.Set("authorization", a)
+		for _, d := range domains {
+			req.Header.Add(tenant.Header, d)
+		}
+		res, err := env.Client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out
+	}
+	doors := []struct{ method, path, body string }{
+		{"POST", "/graphql", `{"query":"{ __typename }"}`},
+		{"GET", "/rest/v1/Book", ""},
+	}
+	for _, d := range doors {
+		for _, domains := range [][]string{{"a.test", "b.test"}, {"a.test, b.test"}, {"b.test", "a.test"}} {
+			status, body := send(d.method, d.path, d.body, domains...)
+			if msg, code := servertest.FirstError(body); status != 400 || code != "BAD_REQUEST" || !strings.Contains(msg, tenant.Header) {
+				t.Errorf("%s %s with %q: %d %v, want 400 naming %s", d.method, d.path, domains, status, body, tenant.Header)
+			}
+		}
+		if status, body := send(d.method, d.path, d.body, "a.test", "A.TEST"); status != 200 {
+			t.Errorf("%s %s with the same domain twice: %d %v, want 200", d.method, d.path, status, body)
+		}
+	}
+}
