@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corehq/core/auth"
@@ -32,9 +33,10 @@ type Cache struct {
 // snapshot is an instance's grants as read at one moment.
 type snapshot struct {
 	once   sync.Once
-	read   time.Time
+	read   time.Time // guarded by Cache.mu
 	grants []Grant
 	err    error
+	failed atomic.Bool // err != nil, for readers that do not wait on once
 	// sets are the Rights computed from grants, kept until boundary (the
 	// first start or end date after read: a Set computed before it could
 	// be wrong after) unless some grant reads its members from a record
@@ -91,14 +93,16 @@ func (c *Cache) Rights(ctx context.Context, inst string, p auth.Principal, typ, 
 func (c *Cache) snapshot(ctx context.Context, inst string, now time.Time) *snapshot {
 	c.mu.Lock()
 	s := c.m[inst]
-	if s == nil || (!s.read.IsZero() && now.Sub(s.read) >= c.ttl) || s.err != nil {
-		s = &snapshot{}
+	if s == nil || now.Sub(s.read) >= c.ttl || s.failed.Load() {
+		// read is set here, under mu, where it is also read: the
+		// snapshot's age counts from when it was asked for.
+		s = &snapshot{read: now}
 		c.m[inst] = s
 	}
 	c.mu.Unlock()
 	s.once.Do(func() {
 		s.grants, s.err = c.load(ctx, inst)
-		s.read = now
+		s.failed.Store(s.err != nil)
 		for i := range s.grants {
 			g := &s.grants[i]
 			s.sources = s.sources || g.Source.ID != ""

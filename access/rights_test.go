@@ -2,6 +2,8 @@ package access_test
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,5 +146,43 @@ func TestCachedRightsEndAtTheGrantsEnd(t *testing.T) {
 		if s.Allows(rec) != tc.want {
 			t.Errorf("at %v: Allows = %v, want %v", tc.at.Sub(t0), s.Allows(rec), tc.want)
 		}
+	}
+}
+
+// TestCacheUnderConcurrency: callers asking at once, while snapshots
+// expire and are forgotten, all get the grant (go test -race).
+func TestCacheUnderConcurrency(t *testing.T) {
+	ctx := context.Background()
+	st := bolttest.Open(t)
+	if err := st.Declare(ctx, "i1", []store.TypeSpec{{Name: access.Type}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Write(ctx, "i1", []store.Op{{Kind: store.OpUpsert, Type: access.Type, ID: "g1", Now: time.Now(), Set: map[string]any{
+		"resource": "b1", "resourceType": "Book", "operationType": "Query", "operation": "get", "permissionType": "RBP", "members": []any{"bob"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	c := access.NewCache(st, time.Millisecond)
+	bob := auth.Principal{Kind: auth.User, AccountID: "bob"}
+	rec := &store.Record{Type: "Book", ID: "b1"}
+	var wg sync.WaitGroup
+	var failures atomic.Int64
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				if g == 0 && i%10 == 0 {
+					c.Forget("i1")
+				}
+				s, err := c.Rights(ctx, "i1", bob, "Book", "get", time.Now(), nil)
+				if err != nil || !s.Allows(rec) {
+					failures.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := failures.Load(); n != 0 {
+		t.Errorf("%d of 1,600 asks did not get the grant", n)
 	}
 }
