@@ -1,6 +1,10 @@
 package arcql
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+)
 
 // Query is a parsed ArcQL text: an optional filter and sort keys.
 type Query struct {
@@ -84,6 +88,10 @@ type InIDs struct {
 	// Set holds IDs again for lookups, when NewInIDs made it (many IDs);
 	// nil: Match scans IDs.
 	Set map[string]struct{}
+	// Digest names IDs in a few bytes where NewInIDs made Set: the hex
+	// SHA-256 of the ids. Format writes it instead of the ids, so that a
+	// long list costs its text once, not at every query.
+	Digest string
 }
 
 // NewInIDs returns an InIDs whose IDs Match looks up in a set when there
@@ -92,9 +100,13 @@ func NewInIDs(field string, ids []string) *InIDs {
 	in := &InIDs{Field: field, IDs: ids}
 	if len(ids) > 16 {
 		in.Set = make(map[string]struct{}, len(ids))
+		h := sha256.New()
 		for _, id := range ids {
 			in.Set[id] = struct{}{}
+			h.Write([]byte(id))
+			h.Write([]byte{0})
 		}
+		in.Digest = hex.EncodeToString(h.Sum(nil))
 	}
 	return in
 }

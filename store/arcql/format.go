@@ -95,6 +95,14 @@ func writeExpr(b *strings.Builder, e Expr, ctx int) {
 		b.WriteString(")")
 	case *InIDs:
 		b.WriteString(e.Field)
+		if e.Digest != "" {
+			b.WriteString(" IN IDS(")
+			b.WriteString(strconv.Itoa(len(e.IDs)))
+			b.WriteString(" ids, sha256 ")
+			b.WriteString(e.Digest)
+			b.WriteString(")")
+			return
+		}
 		b.WriteString(" IN IDS(")
 		for i, id := range e.IDs {
 			if i > 0 {

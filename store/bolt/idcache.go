@@ -44,7 +44,7 @@ func (c *idCache) written() { c.gen.Add(1) }
 // key names an IDsOnly query with its filter already bound and its hops
 // resolved; ok is false for a query the cache does not take.
 func (c *idCache) key(inst string, q *store.Query, filter arcql.Expr) (string, bool) {
-	if !q.IDsOnly || q.Limit <= 0 || q.Limit > maxIDResults {
+	if !q.IDsOnly || q.Limit <= 0 || q.Limit > maxIDResults || manyIDs(filter, maxKeyIDs) {
 		return "", false
 	}
 	var b strings.Builder
@@ -96,4 +96,35 @@ func (c *idCache) put(key string, gen uint64, recs []*store.Record) {
 		c.m = map[string]idAnswer{}
 	}
 	c.m[key] = idAnswer{gen: gen, ids: ids}
+}
+
+// maxKeyIDs bounds the ids a filter may list in full and still be kept:
+// the key is the filter's text, and writing thousands of ids for every
+// request would cost more than the answer saves. Lists made by
+// arcql.NewInIDs (access rights, hops) print as their digest instead.
+const maxKeyIDs = 64
+
+// manyIDs reports whether an id list of a filter written out in full
+// (one without a Digest) holds more than n ids.
+func manyIDs(e arcql.Expr, n int) bool {
+	switch e := e.(type) {
+	case *arcql.InIDs:
+		return e.Digest == "" && len(e.IDs) > n
+	case *arcql.And:
+		return anyManyIDs(e.Terms, n)
+	case *arcql.Or:
+		return anyManyIDs(e.Terms, n)
+	case *arcql.Not:
+		return manyIDs(e.X, n)
+	}
+	return false
+}
+
+func anyManyIDs(terms []arcql.Expr, n int) bool {
+	for _, t := range terms {
+		if manyIDs(t, n) {
+			return true
+		}
+	}
+	return false
 }

@@ -80,4 +80,24 @@ func testGrants(t *testing.T, e *env) {
 			}
 		})
 	}
+	// Long id lists (as access rights make them: NewInIDs, a digest in
+	// their text): two different lists asked one after the other, ids
+	// only as paging asks, each answered for itself.
+	for _, step := range []int{2, 3} {
+		var list []string
+		for i := 0; i < 60; i += step {
+			list = append(list, all[i])
+		}
+		q := &store.Query{Type: "Book", Filter: arcql.NewInIDs("core.id", list), IDsOnly: true, Limit: 100}
+		want := e.oracle(inst, q, all)
+		for range 2 { // the second time from any cache the store keeps
+			recs, err := e.s.Find(e.ctx, inst, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := diffIDs(want, ids(recs)); d != "" {
+				t.Errorf("every %dth book by a long id list (-want +got):\n%s", step, d)
+			}
+		}
+	}
 }
