@@ -178,7 +178,7 @@ func TestAdminToken(t *testing.T) {
 		{name: "no token, write", method: "PUT", path: "/apps/x/releases/v1", noAuth: true, body: map[string]any{"schema": bookstoreSDL},
 			status: 401, code: "UNAUTHENTICATED"},
 		{name: "no token, unknown path", method: "GET", path: "/secret", noAuth: true, status: 404, code: "NOT_FOUND"},
-		{name: "wrong method", method: "DELETE", path: "/apps", status: 405, code: "BAD_REQUEST", message: "method DELETE is not allowed"},
+		{name: "wrong method", method: "DELETE", path: "/apps", status: 405, code: "METHOD_NOT_ALLOWED", message: "method DELETE is not allowed"},
 		{name: "bearer token", method: "GET", path: "/apps", noAuth: true, headers: map[string]string{"authorization": "Bearer " + servertest.AdminToken},
 			status: 200},
 		{name: "bare token", method: "GET", path: "/apps", status: 200},

@@ -127,7 +127,7 @@ func TestFunctionRoutes(t *testing.T) {
 		{name: "deleted", method: http.MethodGet, path: "/apps/shop/functions/verify/v1", status: 404, code: "NOT_FOUND", message: "^function verify version v1 is not published$"},
 		{name: "delete again", method: http.MethodDelete, path: "/apps/shop/functions/verify/v1", status: 404, code: "NOT_FOUND"},
 		{name: "the other app keeps its version", method: http.MethodGet, path: "/apps/other/functions/verify/v1", status: 200},
-		{name: "wrong method", method: http.MethodPost, path: "/apps/shop/functions/verify/v1", body: src, status: 405, code: "BAD_REQUEST"},
+		{name: "wrong method", method: http.MethodPost, path: "/apps/shop/functions/verify/v1", body: src, status: 405, code: "METHOD_NOT_ALLOWED"},
 	})
 }
 

@@ -49,6 +49,8 @@ const (
 	// Timeout: a function ran past its deadline, or a request past the
 	// server's request time-out.
 	Timeout Code = "TIMEOUT"
+	// MethodNotAllowed: the path exists but not with the request's method.
+	MethodNotAllowed Code = "METHOD_NOT_ALLOWED"
 	// TooComplex: a document, filter or schema passes one of the limits on
 	// its shape (nesting, tokens, aliases, depth, cost); the message names
 	// the limit.
@@ -64,6 +66,8 @@ func (c Code) Status() int {
 		return http.StatusUnauthorized
 	case Forbidden:
 		return http.StatusForbidden
+	case MethodNotAllowed:
+		return http.StatusMethodNotAllowed
 	case NotFound, UnknownType, UnknownDomain:
 		return http.StatusNotFound
 	case Referenced, Conflict:

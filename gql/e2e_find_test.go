@@ -58,7 +58,7 @@ func (c *client) names(typ, arcql string) []string {
 	return out
 }
 
-// TestArcQL runs every row of ARCQL.md's table and every one of its
+// TestArcQL runs every row of docs/arcql.md's table and every one of its
 // examples through /graphql.
 func TestArcQL(t *testing.T) {
 	t.Parallel()
@@ -69,7 +69,7 @@ func TestArcQL(t *testing.T) {
 		name, typ, arcql string
 		want             []string
 	}{
-		// The examples of ARCQL.md.
+		// The examples of docs/arcql.md.
 		{"example all", "Book", `*`, allBooks},
 		{"example equal", "Book", `title = 'Wise and Otherwise'`, []string{"Wise and Otherwise"}},
 		{"example core.id", "Author", `core.id = 'Author5'`, []string{"Pablo Neruda"}},

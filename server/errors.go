@@ -56,8 +56,7 @@ func httpError(he *echo.HTTPError, req *http.Request) (int, errcode.Envelope) {
 	case http.StatusNotFound:
 		e = errcode.New(errcode.NotFound, "no such path: %s %s", req.Method, req.URL.Path)
 	case http.StatusMethodNotAllowed:
-		// No code of its own: a client error of the request line.
-		e = errcode.New(errcode.BadRequest, "method %s is not allowed on %s", req.Method, req.URL.Path)
+		e = errcode.New(errcode.MethodNotAllowed, "method %s is not allowed on %s", req.Method, req.URL.Path)
 	case http.StatusRequestEntityTooLarge:
 		e = errcode.New(errcode.TooLarge, "request body is too large")
 	case http.StatusUnauthorized:

@@ -46,8 +46,8 @@ func TestRoutesAnswerEnvelopes(t *testing.T) {
 		{"healthz", "GET", "/healthz", 200, map[string]any{"status": "ok"}},
 		{"readyz", "GET", "/readyz", 200, map[string]any{"status": "ready"}},
 		{"no route", "GET", "/nope?x=1", 404, envelope("no such path: GET /nope", "NOT_FOUND")},
-		{"wrong method", "DELETE", "/healthz", 405, envelope("method DELETE is not allowed on /healthz", "BAD_REQUEST")},
-		{"wrong method on graphql", "PUT", "/graphql", 405, envelope("method PUT is not allowed on /graphql", "BAD_REQUEST")},
+		{"wrong method", "DELETE", "/healthz", 405, envelope("method DELETE is not allowed on /healthz", "METHOD_NOT_ALLOWED")},
+		{"wrong method on graphql", "PUT", "/graphql", 405, envelope("method PUT is not allowed on /graphql", "METHOD_NOT_ALLOWED")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := env.Do(tc.method, tc.path, nil, nil)

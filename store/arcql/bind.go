@@ -403,7 +403,7 @@ func kindName(k FieldKind) string {
 }
 
 // literal types the (non-null) value v for the field of r under operator
-// op, following "Typing" in ARCQL.md.
+// op, following "Typing" in docs/arcql.md.
 func (b *binder) literal(r resolved, op Op, v Value) (Value, error) {
 	if v.Kind == KindNull {
 		return Value{}, errorAt(v.Pos, "a range bound cannot be null")

@@ -1,6 +1,6 @@
 // Package arcql is ArcQL, the one filter language of the service: its
 // parser, its binder and its reference evaluator. The language is specified
-// in ARCQL.md; this package is the single place that reads user text.
+// in docs/arcql.md; this package is the single place that reads user text.
 //
 // A filter goes through three pure steps:
 //
@@ -30,7 +30,7 @@
 // gives exactly the answer Match gives, in the order CompareSort gives.
 // Never() is the canonical expression that matches nothing.
 //
-// Decisions ARCQL.md leaves open, taken here:
+// Decisions the language leaves open, taken here:
 //
 //   - Keywords are recognised by position, so a field may be named like a
 //     keyword: "desc = 'x' SORT desc DESC" filters and sorts on a field

@@ -8,7 +8,7 @@ import (
 
 const testInstance = "inst1"
 
-// examples are the examples of ARCQL.md, in order, run end to end: parsed,
+// examples are the examples of docs/arcql.md, in order, run end to end: parsed,
 // bound to a type, and evaluated over the sample records.
 var examples = []struct {
 	query string

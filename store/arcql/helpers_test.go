@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// testSchema is the Author/Book schema of ARCQL.md's examples, plus an
+// testSchema is the Author/Book schema of docs/arcql.md's examples, plus an
 // embedded object, a Json field, DateTime fields and hidden fields.
 type testSchema map[string]map[string]Field
 

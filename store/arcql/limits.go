@@ -16,7 +16,7 @@ type Limits struct {
 	MaxWildcards int
 }
 
-// DefaultLimits are the limits of ARCQL.md: 4 KiB of text, 32 levels of
+// DefaultLimits are the limits of docs/arcql.md: 4 KiB of text, 32 levels of
 // nesting, 100 comparisons, 1 KiB strings and 10 '*' per pattern.
 func DefaultLimits() Limits {
 	return Limits{

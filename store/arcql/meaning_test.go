@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestMeaning covers every row of the Meaning table of ARCQL.md, and the
+// TestMeaning covers every row of the Meaning table of docs/arcql.md, and the
 // paths section, end to end over the sample records of helpers_test.go.
 func TestMeaning(t *testing.T) {
 	t.Parallel()

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Parse reads an ArcQL query (see ARCQL.md) within the limits lim (zero
+// Parse reads an ArcQL query (see docs/arcql.md) within the limits lim (zero
 // fields take the defaults). An empty query, or one whose filter is only
 // "*", gives a Query with a nil Filter. And and Or nodes are flattened: a
 // chain of ANDs, parenthesised or not, is one *And with every term.
@@ -52,7 +52,7 @@ func invalidUTF8Pos(s string) Pos {
 	return p
 }
 
-// parser is a recursive-descent parser over the grammar of ARCQL.md with up
+// parser is a recursive-descent parser over the grammar of docs/arcql.md with up
 // to three tokens of look-ahead (needed to tell a field named like a
 // keyword from the keyword).
 type parser struct {

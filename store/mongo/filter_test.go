@@ -20,7 +20,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// goldenSchema is the schema of ARCQL.md's examples.
+// goldenSchema is the schema of docs/arcql.md's examples.
 type goldenSchema map[string]map[string]arcql.Field
 
 func (s goldenSchema) Field(typ, name string) (arcql.Field, bool) {
@@ -54,7 +54,7 @@ var schema = goldenSchema{
 	},
 }
 
-// goldenCases are ARCQL.md's examples, in order, then the other forms the
+// goldenCases are docs/arcql.md's examples, in order, then the other forms the
 // compiler has.
 var goldenCases = []struct{ typ, query string }{
 	{"Book", "*"},
