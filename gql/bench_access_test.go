@@ -1,16 +1,11 @@
 package gql_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/corehq/core/gql"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
@@ -83,27 +78,7 @@ func newGrantsBench(b *testing.B) *grantsBench {
 
 // run measures one /graphql request through the server's handler.
 func (g *grantsBench) run(b *testing.B, token, query string, vars map[string]any, want string) {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	h := g.env.Server.Handler()
-	do := func() *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-		req.Header.Set("content-type", "application/json")
-		req.Header.Set("core-domain", "bench.test")
-		req.Header.Set("authorization", token)
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec
-	}
-	if rec := do(); rec.Code != 200 || bytes.Contains(rec.Body.Bytes(), []byte(`"errors"`)) || !bytes.Contains(rec.Body.Bytes(), []byte(want)) {
-		b.Fatalf("%d %s, want it to hold %s", rec.Code, rec.Body, want)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := gql.CPUTime()
-	for range b.N {
-		do()
-	}
-	b.ReportMetric(float64(gql.CPUTime()-cpu)/float64(b.N), "cpu-ns/op")
+	benchGraphQL(b, g.env.Server.Handler(), "bench.test", token, query, vars, want)
 }
 
 func BenchmarkGrantsFind25(b *testing.B) {

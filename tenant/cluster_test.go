@@ -17,23 +17,29 @@ import (
 	"github.com/corehq/core/tenant"
 )
 
-// TestTwoServersOneDatabase runs two real servers on one MongoDB database,
-// as two cored processes behind a load balancer: what is deployed through
-// one is served by the other within 2 s, and writes through both at once
-// read back the same through either.
-func TestTwoServersOneDatabase(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
+// twoServers starts two real servers on one fresh MongoDB database, as two
+// cored processes behind a load balancer.
+func twoServers(t *testing.T) (a, b *servertest.Env) {
+	t.Helper()
 	uri, db := mongotest.Database(t)
 	server := func() *servertest.Env {
-		st, err := mongo.Open(ctx, mongotest.Config(uri, db))
+		st, err := mongo.Open(context.Background(), mongotest.Config(uri, db))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
 		return servertest.Start(t, servertest.WithStore(st))
 	}
-	a, b := server(), server()
+	return server(), server()
+}
+
+// TestTwoServersOneDatabase runs two real servers on one MongoDB database,
+// as two cored processes behind a load balancer: what is deployed through
+// one is served by the other within 2 s, and writes through both at once
+// read back the same through either.
+func TestTwoServersOneDatabase(t *testing.T) {
+	t.Parallel()
+	a, b := twoServers(t)
 	sdl := testfiles.Read(t, "e2e", "bookstore.graphql")
 
 	// Deploy through a, serve through b.
@@ -122,17 +128,7 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool) {
 // logged).
 func TestTwoServersAgreeOnGrants(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	uri, db := mongotest.Database(t)
-	server := func() *servertest.Env {
-		st, err := mongo.Open(ctx, mongotest.Config(uri, db))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return servertest.Start(t, servertest.WithStore(st))
-	}
-	a, b := server(), server()
+	a, b := twoServers(t)
 	a.PutRelease("bookstore", "v1", testfiles.Read(t, "e2e", "bookstore.graphql"))
 	token := a.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
 	within(t, 30*time.Second, "the instance to serve through b", func() bool {
