@@ -47,7 +47,11 @@ func TestNoSourceMapReads(t *testing.T) {
 	if err != nil || res.Value != float64(1) {
 		t.Fatalf("static = %v, %v", res.Value, err)
 	}
-	if d := time.Since(start); d > time.Second {
+	// Opening the FIFO for reading would block until a writer came,
+	// which never does: a runtime that tried would not have answered at
+	// all. The bound is only there to fail with a reason; it is generous
+	// (a minute) so that a loaded machine never trips it.
+	if d := time.Since(start); d > time.Minute {
 		t.Errorf("took %s: the runtime waited on the FIFO", d)
 	}
 }

@@ -134,8 +134,10 @@ func TestWildcard(t *testing.T) {
 }
 
 // TestWildcardNoBlowUp runs the pattern that makes a backtracking matcher
-// exponential; the remembered-star matcher answers it in quadratic time at
-// worst, which for these sizes is well under a second.
+// exponential (about 10^23 steps here: it would never answer); the
+// remembered-star matcher answers it in quadratic time at worst. The bound
+// only names the failure, and is generous (a minute) so that load never
+// trips it.
 func TestWildcardNoBlowUp(t *testing.T) {
 	t.Parallel()
 	s := strings.Repeat("a", 1024)
@@ -144,7 +146,7 @@ func TestWildcardNoBlowUp(t *testing.T) {
 	if wildcard(pattern, s) {
 		t.Fatal("matched")
 	}
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > time.Minute {
 		t.Errorf("took %v", d)
 	}
 }
