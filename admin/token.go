@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -37,29 +38,32 @@ func SetupToken(ctx context.Context, st store.Store, given string) (hash [32]byt
 		return auth.HashToken(given), "", nil
 	}
 	raw, err := st.GetDoc(ctx, docService, keyAdminToken)
-	switch {
-	case err == nil:
-		var d tokenDoc
-		if err := json.Unmarshal(raw, &d); err != nil {
-			return hash, "", fmt.Errorf("admin: decoding the stored admin token hash: %w", err)
-		}
-		b, err := hex.DecodeString(d.SHA256)
-		if err != nil || len(b) != len(hash) {
-			return hash, "", errors.New("admin: the stored admin token hash is malformed")
-		}
-		copy(hash[:], b)
-		return hash, "", nil
-	case errors.Is(err, store.ErrNotFound):
+	if errors.Is(err, store.ErrNotFound) {
+		// First start: generate a token and create its hash if no other
+		// process has meanwhile; the one stored is the one in force, and
+		// a token is shown only by the process whose hash it is.
+		var mine []byte
 		generated, hash = auth.NewToken()
-		raw, err := json.Marshal(tokenDoc{SHA256: hex.EncodeToString(hash[:])})
-		if err != nil {
+		if mine, err = json.Marshal(tokenDoc{SHA256: hex.EncodeToString(hash[:])}); err != nil {
 			return hash, "", fmt.Errorf("admin: encoding the admin token hash: %w", err)
 		}
-		if err := st.PutDoc(ctx, docService, keyAdminToken, raw); err != nil {
+		if raw, err = st.CreateDoc(ctx, docService, keyAdminToken, mine); err != nil {
 			return hash, "", fmt.Errorf("admin: storing the admin token hash: %w", err)
 		}
-		return hash, generated, nil
-	default:
+		if !bytes.Equal(raw, mine) {
+			generated = ""
+		}
+	} else if err != nil {
 		return hash, "", fmt.Errorf("admin: reading the admin token hash: %w", err)
 	}
+	var d tokenDoc
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return hash, "", fmt.Errorf("admin: decoding the stored admin token hash: %w", err)
+	}
+	b, err := hex.DecodeString(d.SHA256)
+	if err != nil || len(b) != len(hash) {
+		return hash, "", errors.New("admin: the stored admin token hash is malformed")
+	}
+	copy(hash[:], b)
+	return hash, generated, nil
 }

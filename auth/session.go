@@ -142,10 +142,16 @@ func LoadSecret(ctx context.Context, st store.Store) ([]byte, error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
-	if err := st.PutDoc(ctx, "service", "session-secret", secret); err != nil {
+	// Create if absent, and use what is stored: processes starting at
+	// once on an empty database agree on the first secret written.
+	stored, err := st.CreateDoc(ctx, "service", "session-secret", secret)
+	if err != nil {
 		return nil, err
 	}
-	return secret, nil
+	if len(stored) < 32 {
+		return nil, errors.New("auth: the stored session secret is shorter than 32 bytes")
+	}
+	return stored, nil
 }
 
 // toInt64 reads a stored number, whatever its Go type.

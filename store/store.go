@@ -196,6 +196,11 @@ type Store interface {
 	// PutDoc stores a service document (apps, releases, instances, …) of a
 	// kind under a key, replacing any previous one.
 	PutDoc(ctx context.Context, kind, key string, doc []byte) error
+	// CreateDoc stores doc under kind and key unless a document is there
+	// already, and returns the document stored now: doc, or the one that
+	// was there. Processes that create the same shared state at once (a
+	// secret, a token hash) all end up with one, the first written.
+	CreateDoc(ctx context.Context, kind, key string, doc []byte) ([]byte, error)
 	// GetDoc returns a document; ErrNotFound when absent.
 	GetDoc(ctx context.Context, kind, key string) ([]byte, error)
 	// ListDocs returns every document of a kind keyed by key.

@@ -18,6 +18,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
+
+	"github.com/corehq/core/store/mongo/mongotest"
 )
 
 // TestMain lets a test run the real binary: the test binary re-executed
@@ -27,7 +29,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(mongotest.Main(m))
 }
 
 func TestParseServe(t *testing.T) {

@@ -36,6 +36,36 @@ func (s *Store) PutDoc(ctx context.Context, kind, key string, doc []byte) error 
 	})
 }
 
+// CreateDoc stores doc unless a document is there already, and returns
+// the one stored now (store.Store), in one write transaction.
+func (s *Store) CreateDoc(ctx context.Context, kind, key string, doc []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if kind == "" || key == "" {
+		return nil, errors.New("bolt: document kind and key must not be empty")
+	}
+	out := bytes.Clone(doc)
+	if out == nil {
+		out = []byte{}
+	}
+	err := s.update(func(tx *bbolt.Tx) error {
+		kb, err := tx.Bucket(bucketDocs).CreateBucketIfNotExists([]byte(kind))
+		if err != nil {
+			return err
+		}
+		if old := kb.Get([]byte(key)); old != nil {
+			out = bytes.Clone(old)
+			return nil
+		}
+		return kb.Put([]byte(key), bytes.Clone(out))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GetDoc returns a document; store.ErrNotFound when absent.
 func (s *Store) GetDoc(ctx context.Context, kind, key string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {

@@ -48,6 +48,29 @@ func (s *Store) PutDoc(ctx context.Context, kind, key string, doc []byte) error 
 	return s.fail(ctx, "storing document", err)
 }
 
+// CreateDoc inserts doc unless a document is there already, and returns
+// the one stored now (store.Store): a duplicate key means another process
+// was first, and its document is read back.
+func (s *Store) CreateDoc(ctx context.Context, kind, key string, doc []byte) ([]byte, error) {
+	if err := checkDoc(kind, key); err != nil {
+		return nil, err
+	}
+	d := docDoc{ID: kind + "/" + key, Kind: kind, Key: key, Data: bytes.Clone(doc)}
+	if d.Data == nil {
+		d.Data = []byte{}
+	}
+	octx, cancel := s.op(ctx)
+	_, err := s.docs.InsertOne(octx, d)
+	cancel()
+	switch {
+	case err == nil:
+		return d.Data, nil
+	case mongo.IsDuplicateKeyError(err):
+		return s.GetDoc(ctx, kind, key)
+	}
+	return nil, s.fail(ctx, "creating document", err)
+}
+
 // GetDoc returns a document; store.ErrNotFound when absent.
 func (s *Store) GetDoc(ctx context.Context, kind, key string) ([]byte, error) {
 	if checkDoc(kind, key) != nil {

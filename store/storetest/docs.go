@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -103,3 +105,41 @@ func testDocs(t *testing.T, e *env) {
 		}
 	})
 }
+
+// testCreateDoc: the first document created under a key stays, and
+// everyone who creates it at once is answered with that one.
+func testCreateDoc(t *testing.T, e *env) {
+	kind := "service-" + store.NewID()
+	got, err := e.s.CreateDoc(e.ctx, kind, "secret", []byte("first"))
+	if err != nil || string(got) != "first" {
+		t.Fatalf("CreateDoc of a new key = %q, %v; want first", got, err)
+	}
+	got, err = e.s.CreateDoc(e.ctx, kind, "secret", []byte("second"))
+	if err != nil || string(got) != "first" {
+		t.Fatalf("CreateDoc of a taken key = %q, %v; want the first document", got, err)
+	}
+	if raw, err := e.s.GetDoc(e.ctx, kind, "secret"); err != nil || string(raw) != "first" {
+		t.Fatalf("GetDoc after both = %q, %v", raw, err)
+	}
+	var wg sync.WaitGroup
+	answers := make([]string, 8)
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			raw, err := e.s.CreateDoc(e.ctx, kind, "race", []byte(fmt.Sprintf("writer %d", i)))
+			if err != nil {
+				t.Errorf("CreateDoc by writer %d: %v", i, err)
+			}
+			answers[i] = string(raw)
+		}()
+	}
+	wg.Wait()
+	stored, _ := e.s.GetDoc(e.ctx, kind, "race")
+	for i, a := range answers {
+		if a != string(stored) {
+			t.Errorf("writer %d was answered %q, but %q is stored", i, a, stored)
+		}
+	}
+}
+

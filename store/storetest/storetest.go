@@ -82,6 +82,7 @@ func RunWith(t *testing.T, open func(t *testing.T) store.Store, opts Options) {
 		{"Declare", testDeclare},
 		{"DropInstance", testDropInstance},
 		{"Docs", testDocs},
+		{"CreateDoc", testCreateDoc},
 		{"Concurrency", testConcurrency},
 		{"ValueTypes", testValueTypes},
 	}

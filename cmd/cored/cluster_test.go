@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/corehq/core/store/mongo/mongotest"
+)
+
+// coredProcess is a `cored serve` process of the test binary.
+type coredProcess struct {
+	addr  string // host:port it listens on
+	token string // the admin token it printed, if it printed one
+}
+
+var tokenLineRE = regexp.MustCompile(`^admin token \(generated on first start.*\): (\S+)$`)
+
+// startCored starts `cored serve` on a MongoDB URI and returns once it
+// listens; it is killed when the test ends.
+func startCored(t *testing.T, mongoURI string) *coredProcess {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--mongo-uri", mongoURI)
+	cmd.Env = append(os.Environ(), "CORED_TEST_MAIN=1", "CORE_ADMIN_TOKEN=", "CORE_MONGO_URI=")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	p := &coredProcess{}
+	var out lockedBuffer
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			out.Write(append(sc.Bytes(), '\n')) //nolint:errcheck // a buffer
+		}
+	}()
+	var logs []string
+	sc := bufio.NewScanner(stderr)
+	for p.addr == "" && sc.Scan() {
+		logs = append(logs, sc.Text())
+		var line struct {
+			Msg  string `json:"msg"`
+			Addr string `json:"addr"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
+			p.addr = line.Addr
+		}
+	}
+	go io.Copy(io.Discard, stderr) //nolint:errcheck // the rest of the log is not needed
+	if p.addr == "" {
+		t.Fatalf("cored did not listen:\n%s", strings.Join(logs, "\n"))
+	}
+	// The token, when there is one, is printed before the listener opens.
+	for _, line := range strings.Split(out.String(), "\n") {
+		if m := tokenLineRE.FindStringSubmatch(line); m != nil {
+			p.token = m[1]
+		}
+	}
+	return p
+}
+
+// call sends a JSON request to a process and decodes the answer.
+func (p *coredProcess) call(t *testing.T, method, path string, headers map[string]string, body any) (int, map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequest(method, "http://"+p.addr+path, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("content-type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
+// TestTwoProcessesStartTogether: two cored processes started at the same
+// moment on an empty MongoDB database agree on the admin token (one is
+// generated, shown by one process only, and works on both) and on the
+// session secret (a session from one works on the other). Twenty rounds,
+// each on a fresh database.
+func TestTwoProcessesStartTogether(t *testing.T) {
+	t.Parallel()
+	const sdl = `type Book { title: String }`
+	for round := range 20 {
+		uri, db := mongotest.Database(t)
+		u, err := url.Parse(uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.Path = "/" + db
+		var a, b *coredProcess
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); a = startCored(t, u.String()) }()
+		go func() { defer wg.Done(); b = startCored(t, u.String()) }()
+		wg.Wait()
+		if a == nil || b == nil {
+			t.FailNow()
+		}
+		token := a.token + b.token
+		if a.token != "" && b.token != "" || token == "" {
+			t.Fatalf("round %d: admin tokens shown %q and %q, want exactly one", round, a.token, b.token)
+		}
+		admin := map[string]string{"authorization": token}
+		if st, body := a.call(t, "PUT", "/admin/v1/apps/shop/releases/v1", admin, map[string]any{"schema": sdl}); st != 201 && st != 200 {
+			t.Fatalf("round %d: release through a: %d %v", round, st, body)
+		}
+		if st, body := b.call(t, "GET", "/admin/v1/apps", admin, nil); st != 200 {
+			t.Fatalf("round %d: the shown admin token on the other process: %d %v", round, st, body)
+		}
+		st, body := a.call(t, "POST", "/admin/v1/instances", admin, map[string]any{"domain": "shop.test", "app": "shop", "release": "v1"})
+		if st != 201 {
+			t.Fatalf("round %d: instance through a: %d %v", round, st, body)
+		}
+		inst := map[string]string{"core-domain": "shop.test", "authorization": body["token"].(string)}
+		gql := func(p *coredProcess, h map[string]string, q string, vars map[string]any) (int, map[string]any) {
+			return p.call(t, "POST", "/graphql", h, map[string]any{"query": q, "variables": vars})
+		}
+		// b learns of the instance within its directory's sync interval.
+		deadline := time.Now().Add(30 * time.Second) // generous: progress is what counts
+		for {
+			if st, _ := gql(b, inst, `{ __typename }`, nil); st == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: b never served the instance a created", round)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		gql(a, inst, `mutation($v: AccountInput!) { createAccount(value: $v) { id } }`,
+			map[string]any{"v": map[string]any{"username": "ada", "password": map[string]any{"value": "correct horse battery"}}})
+		_, body = gql(a, map[string]string{"core-domain": "shop.test"}, `{ login(username: "ada", password: "correct horse battery") { sessionToken } }`, nil)
+		session, _ := body["data"].(map[string]any)["login"].(map[string]any)["sessionToken"].(string)
+		if session == "" {
+			t.Fatalf("round %d: login on a: %v", round, body)
+		}
+		if st, body := gql(b, map[string]string{"core-domain": "shop.test", "authorization": session}, `{ find(type: Book, arcql: "*") { edges { cursor } } }`, nil); st != 200 {
+			t.Fatalf("round %d: a's session on b: %d %v", round, st, body)
+		}
+	}
+}
