@@ -142,4 +142,3 @@ func testCreateDoc(t *testing.T, e *env) {
 		}
 	}
 }
-
