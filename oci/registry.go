@@ -145,7 +145,8 @@ func newApp(d storagedriver.StorageDriver, secret string) (app *handlers.App, er
 }
 
 // uploadSecret reads the shared secret, making it on the first start.
-// Two processes making it at once agree on the one stored last.
+// Processes making it at once agree on the first one stored
+// (store.CreateDoc).
 func uploadSecret(ctx context.Context, st store.Store) (string, error) {
 	raw, err := st.GetDoc(ctx, docService, keyUploadSecret)
 	if err == nil {
@@ -158,12 +159,9 @@ func uploadSecret(ctx context.Context, st store.Store) (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("oci: making the upload secret: %w", err)
 	}
-	if err := st.PutDoc(ctx, docService, keyUploadSecret, []byte(hex.EncodeToString(b[:]))); err != nil {
-		return "", fmt.Errorf("oci: storing the upload secret: %w", err)
-	}
-	raw, err = st.GetDoc(ctx, docService, keyUploadSecret)
+	raw, err = st.CreateDoc(ctx, docService, keyUploadSecret, []byte(hex.EncodeToString(b[:])))
 	if err != nil {
-		return "", fmt.Errorf("oci: reading the upload secret: %w", err)
+		return "", fmt.Errorf("oci: storing the upload secret: %w", err)
 	}
 	return string(raw), nil
 }

@@ -224,7 +224,8 @@ func (p PutResult) String() string {
 // PutRelease publishes a release of an app: it validates sdl (an
 // *errcode.Error with code BAD_REQUEST wrapping schema.Errors lists each
 // problem with its line and column) and stores it. The
-// same realm and SDL again is Unchanged; a different one is refused with
+// same realm and schema again (comments, white space and descriptions
+// aside: schema.Same) is Unchanged; a different one is refused with
 // CONFLICT (ErrReleaseInUse) while an instance runs the release, since
 // releases are immutable once in use. An empty realm is DefaultRealm.
 func (r *Directory) PutRelease(ctx context.Context, app, name, realm, sdl string) (*Release, PutResult, error) {
@@ -242,7 +243,9 @@ func (r *Directory) PutRelease(ctx context.Context, app, name, realm, sdl string
 	key := releaseKey(app, name)
 	result := Created
 	if old := s.releases[key]; old != nil {
-		if old.SDL == sdl && old.Realm == realm {
+		if old.Realm == realm && schema.Same(old.SDL, sdl, r.limits) {
+			// Comments, white space and descriptions aside, it is the
+			// same schema: the stored text stays.
 			return old, Unchanged, nil
 		}
 		if ds := s.runners(old); len(ds) > 0 {

@@ -98,6 +98,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	log, stopLog := newLogger(stderr, level)
 	defer stopLog()
 
+	// Bind first: a start that cannot listen (the port is taken) fails
+	// before a one-time admin token is generated and shown.
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // Serve closes it too; closing twice is harmless
+
 	st, where, err := openStore(ctx, f)
 	if err != nil {
 		return err
@@ -137,10 +145,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	engine := gql.NewEngine(gql.DefaultConfig(), st, reg, accounts, log, gql.WithFunctions(runtime), gql.WithFunctionLog(fns.logs))
 	srv := server.New(cfg, log, st, reg, engine,
 		server.WithFunctions(fns.packages, fns.logs), server.WithImages(imgs))
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
 	log.Info("listening", zap.String("addr", ln.Addr().String()), zap.String("store", where),
 		zap.Int("instances", len(reg.Instances())))
 	_ = log.Sync() // whoever started the server waits for this line

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -324,5 +325,66 @@ func TestServeDebug(t *testing.T) {
 			t.Fatal("the profiler still accepts connections after its context ended")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestQuickstartAfterDemo follows the README in order: after `serve
+// --demo`, the quickstart's release (the demo's schema without its
+// comments and descriptions) is unchanged rather than a conflict, and its
+// instance does not collide with the demo's.
+func TestQuickstartAfterDemo(t *testing.T) {
+	t.Parallel()
+	d, stop := startDemo(t, t.TempDir())
+	defer stop()
+	m := tokenLineRE.FindStringSubmatch(d.lines[0])
+	if m == nil {
+		t.Fatalf("no admin token in %q", d.lines[0])
+	}
+	p := &coredProcess{addr: strings.TrimPrefix(d.url, "http://"), token: m[1]}
+	admin := map[string]string{"authorization": p.token}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdl := regexp.MustCompile(`-d '\{"schema": "(.*)"\}'`).FindSubmatch(readme)
+	if sdl == nil {
+		t.Fatal("the README's quickstart has no schema")
+	}
+	schema := strings.ReplaceAll(string(sdl[1]), `\"`, `"`)
+	st, body := p.call(t, "PUT", "/admin/v1/apps/bookstore/releases/v1", admin, map[string]any{"schema": schema})
+	if st != 200 || body["status"] != "unchanged" {
+		t.Errorf("the quickstart's release after the demo: %d %v, want 200 unchanged", st, body)
+	}
+	if st, body := p.call(t, "POST", "/admin/v1/instances", admin, map[string]any{"domain": "books.local", "app": "bookstore", "release": "v1"}); st != 201 {
+		t.Errorf("the quickstart's instance after the demo: %d %v", st, body)
+	}
+	changed := strings.Replace(schema, "age: Int", "age: String", 1)
+	if st, body := p.call(t, "PUT", "/admin/v1/apps/bookstore/releases/v1", admin, map[string]any{"schema": changed}); st != 409 {
+		t.Errorf("a changed schema under the running release's name: %d %v, want 409", st, body)
+	}
+}
+
+// TestServeBindsBeforeShowingTheToken: a first start whose port is taken
+// fails without showing (and so using up) the one-time admin token; the
+// next start on a free port shows one.
+func TestServeBindsBeforeShowingTheToken(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := t.TempDir()
+	var out, errs lockedBuffer
+	if code := run(t.Context(), []string{"serve", "--addr", taken.Addr().String(), "--data", dir}, env(nil), &out, &errs); code == 0 {
+		t.Fatal("serve on a taken port exited 0")
+	}
+	if strings.Contains(out.String(), "admin token") {
+		t.Errorf("a start that could not listen showed the admin token:\n%s", out.String())
+	}
+	d, stop := startDemo(t, dir)
+	defer stop()
+	if !strings.HasPrefix(d.lines[0], "admin token (generated on first start") {
+		t.Errorf("the next start shows no admin token: %q", d.lines[0])
 	}
 }

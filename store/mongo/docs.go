@@ -45,6 +45,11 @@ func (s *Store) PutDoc(ctx context.Context, kind, key string, doc []byte) error 
 	octx, cancel := s.op(ctx)
 	defer cancel()
 	_, err := s.docs.ReplaceOne(octx, bson.D{{Key: "_id", Value: d.ID}}, d, options.Replace().SetUpsert(true))
+	if mongo.IsDuplicateKeyError(err) {
+		// Two upserts of a new key at once: one inserted, the other lost
+		// the race to insert; now it replaces.
+		_, err = s.docs.ReplaceOne(octx, bson.D{{Key: "_id", Value: d.ID}}, d, options.Replace().SetUpsert(true))
+	}
 	return s.fail(ctx, "storing document", err)
 }
 
