@@ -18,6 +18,7 @@ Usage:
   cored serve [flags]        run the service (cored serve -h for flags)
   cored serve --demo         run it with the demo app deployed on demo.local
   cored deploy [flags] DIR   apply DIR/app.yaml to a running server
+  cored healthcheck [--addr]  exit 0 when the server there answers /healthz (for containers)
   cored version              print the version
 `
 
@@ -38,6 +39,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = serve(ctx, args[1:], getenv, stdout, stderr)
 	case "deploy":
 		err = deploy(ctx, args[1:], getenv, stdout, stderr)
+	case "healthcheck":
+		err = healthcheck(ctx, args[1:], getenv, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "cored", versionString())
 	case "help", "-h", "-help", "--help":

@@ -388,3 +388,34 @@ func TestServeBindsBeforeShowingTheToken(t *testing.T) {
 		t.Errorf("the next start shows no admin token: %q", d.lines[0])
 	}
 }
+
+// TestHealthcheck: `cored healthcheck` exits 0 against a serving server
+// and 1 where nothing listens.
+func TestHealthcheck(t *testing.T) {
+	t.Parallel()
+	d, stop := startDemo(t, t.TempDir())
+	defer stop()
+	addr := strings.TrimPrefix(d.url, "http://")
+	var errs lockedBuffer
+	if code := run(t.Context(), []string{"healthcheck", "--addr", addr}, env(nil), io.Discard, &errs); code != 0 {
+		t.Errorf("healthcheck of a serving server: exit %d: %s", code, errs.String())
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := ln.Addr().String()
+	ln.Close()
+	if code := run(t.Context(), []string{"healthcheck", "--addr", free}, env(nil), io.Discard, io.Discard); code != 1 {
+		t.Errorf("healthcheck where nothing listens: exit %d, want 1", code)
+	}
+}
+
+func TestLoopback(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"0.0.0.0:8080": "127.0.0.1:8080", ":8080": "127.0.0.1:8080", "[::]:9": "127.0.0.1:9", "10.0.0.2:80": "10.0.0.2:80"} {
+		if got := loopback(in); got != want {
+			t.Errorf("loopback(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
