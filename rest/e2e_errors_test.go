@@ -60,7 +60,7 @@ func TestErrors(t *testing.T) {
 		{"an unknown function", "GET", "/fn/query/nope", nil, nil, 404, failure("NOT_FOUND", `query has no function "nope"`)},
 		{"first=0", "GET", "/fn/query/find?type=Book&arcql=*&first=0", nil, nil, 400,
 			failure("BAD_REQUEST", "page size 0 is out of range: it must be between 1 and 1000")},
-		{"a wrong method", "PATCH", "/Book", nil, map[string]any{}, 405, failure("BAD_REQUEST", "method PATCH is not allowed on /rest/v1/Book")},
+		{"a wrong method", "PATCH", "/Book", nil, map[string]any{}, 405, failure("METHOD_NOT_ALLOWED", "method PATCH is not allowed on /rest/v1/Book")},
 		{"fn without a function reads as a type", "GET", "/fn/query", nil, nil, 404, failure("UNKNOWN_TYPE", `unknown record type "fn": this schema has no such type`)},
 		{"a slash in an id", "GET", "/Book/a/b", nil, nil, 404, failure("NOT_FOUND", `Book "a/b" not found`)},
 		// Hostile values are values: a filter that does not parse, an id
