@@ -95,8 +95,9 @@ func (h *Handler) getInstance(c echo.Context) error {
 	return c.JSON(http.StatusOK, viewInstance(inst))
 }
 
-// patchInstance applies a PATCH: `release` moves the instance; every
-// other field is a setting (absent or null keeps its value; env replaces
+// patchInstance applies a PATCH: `release` moves the instance (`force`:
+// true moves it even when stored records would not survive, see
+// tenant.Directory.UpdateInstance); every other field is a setting (absent or null keeps its value; env replaces
 // the whole env, {} clears it).
 func (h *Handler) patchInstance(c echo.Context) error {
 	var b map[string]json.RawMessage
@@ -112,6 +113,12 @@ func (h *Handler) patchInstance(c echo.Context) error {
 		ch.Release = &rel
 	}
 	delete(b, "release")
+	if raw, ok := b["force"]; ok {
+		if err := json.Unmarshal(raw, &ch.Force); err != nil {
+			return errcode.New(errcode.BadRequest, "force: expected true or false")
+		}
+		delete(b, "force")
+	}
 	if len(b) > 0 {
 		ch.Settings, _ = json.Marshal(b)
 	}

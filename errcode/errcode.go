@@ -55,6 +55,10 @@ const (
 	// its shape (nesting, tokens, aliases, depth, cost); the message names
 	// the limit.
 	TooComplex Code = "TOO_COMPLEX"
+	// BreakingChange: a release swap would leave stored records that the
+	// new release reads wrongly (a field's type changed while records
+	// hold values, a field became required while records lack it).
+	BreakingChange Code = "BREAKING_CHANGE"
 )
 
 // Status is the HTTP status a code answers with.
@@ -70,7 +74,7 @@ func (c Code) Status() int {
 		return http.StatusMethodNotAllowed
 	case NotFound, UnknownType, UnknownDomain:
 		return http.StatusNotFound
-	case Referenced, Conflict:
+	case Referenced, Conflict, BreakingChange:
 		return http.StatusConflict
 	case TooLarge:
 		return http.StatusRequestEntityTooLarge

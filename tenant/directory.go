@@ -397,6 +397,9 @@ type Change struct {
 	Release *string
 	// Settings is a JSON object of settings applied with Settings.Patch.
 	Settings json.RawMessage
+	// Force moves to Release even when stored records would not survive
+	// the change (checkBreaking); they keep their values as stored.
+	Force bool
 }
 
 // UpdateInstance applies a change. A new release is declared to the store,
@@ -452,6 +455,11 @@ func (r *Directory) UpdateInstance(ctx context.Context, domain string, ch Change
 	d := docOf(inst)
 	d.Release, d.Settings = rel.Name, set
 	if rel != cur {
+		if !ch.Force {
+			if err := r.checkBreaking(ctx, inst, cur, rel); err != nil {
+				return nil, err
+			}
+		}
 		if err := r.st.Declare(ctx, inst.ID, Specs(rel.Model)); err != nil {
 			return nil, fmt.Errorf("tenant: instance %s: declaring release %s: %w", domain, rel.Name, err)
 		}

@@ -12,6 +12,8 @@ var (
 	ErrExists = errors.New("tenant: already exists")
 	// ErrReleaseInUse: a release an instance runs would change.
 	ErrReleaseInUse = errors.New("tenant: release in use")
+	// ErrBreaking: a release swap would break stored records.
+	ErrBreaking = errors.New("tenant: breaking change")
 	// ErrInvalid: a name, setting or schema is not acceptable.
 	ErrInvalid = errors.New("tenant: invalid")
 )

@@ -28,6 +28,7 @@ func deploy(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	serverURL := fs.String("server", "http://127.0.0.1:8080", "base URL of the server")
 	token := fs.String("admin-token", "", "admin token (default $CORE_ADMIN_TOKEN)")
+	force := fs.Bool("force", false, "move instances to the release even when their stored records would not survive it (BREAKING_CHANGE); records keep their values")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -46,13 +47,13 @@ func deploy(ctx context.Context, args []string, getenv func(string) string, stdo
 		return fmt.Errorf("%s: %w", pos[0], err)
 	}
 	c := &adminClient{base: strings.TrimRight(*serverURL, "/") + "/admin/v1", token: *token, hc: &http.Client{Timeout: time.Minute}}
-	return apply(ctx, c, app, sdl, stdout)
+	return apply(ctx, c, app, sdl, *force, stdout)
 }
 
 // apply publishes the functions and the release of app and brings its
 // instances in line. Functions go first, so that a release binding them
 // can be called at once.
-func apply(ctx context.Context, c *adminClient, app *appFile, sdl string, out io.Writer) error {
+func apply(ctx context.Context, c *adminClient, app *appFile, sdl string, force bool, out io.Writer) error {
 	for _, p := range app.packages {
 		var res struct {
 			Status string `json:"status"`
@@ -103,8 +104,11 @@ func apply(ctx context.Context, c *adminClient, app *appFile, sdl string, out io
 			fmt.Fprintf(out, "instance %s: unchanged\n", have.Domain)
 			continue
 		}
+		if _, ok := patch["release"]; ok && force {
+			patch["force"] = true
+		}
 		if _, err := c.do(ctx, http.MethodPatch, path, patch, nil); err != nil {
-			return err
+			return fmt.Errorf("instance %s: %w", have.Domain, err)
 		}
 		fmt.Fprintf(out, "instance %s: updated (%s)\n", have.Domain, strings.Join(changed, ", "))
 	}

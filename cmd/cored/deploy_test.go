@@ -244,6 +244,28 @@ instances:
 	if code != 1 || !strings.Contains(errOut, "409 CONFLICT") || !strings.Contains(errOut, "publish a new release") {
 		t.Errorf("changed schema of a release in use: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
+
+	// A release that stored records would not survive is refused for the
+	// instance holding them; --force moves it anyway.
+	if status, body := srv.GraphQL("a.test", tokens["a.test"], `mutation { upsert(values: {Book: {title: "Dune", price: 9.5}}) { id } }`, nil); status != 200 || body["errors"] != nil {
+		t.Fatalf("creating a book: %d %v", status, body)
+	}
+	writeFiles(t, dir, map[string]string{
+		"schema3.graphql": strings.Replace(bookstoreSDL, "price: Float", "price: Int", 1),
+		"app.yaml":        "app: bookstore\nrelease: v3\nschema: schema3.graphql\ninstances:\n  - domain: a.test\n",
+	})
+	code, out, errOut = runCmd(t, admin, "deploy", "--server", srv.URL, dir)
+	if code != 1 || !strings.Contains(errOut, "instance a.test: PATCH") || !strings.Contains(errOut, "409 BREAKING_CHANGE") ||
+		!strings.Contains(errOut, "Book.price type Float → Int, and records hold values") {
+		t.Errorf("a breaking release: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	code, out, errOut = runCmd(t, admin, "deploy", "--force", "--server", srv.URL, dir)
+	if code != 0 || !strings.Contains(out, "instance a.test: updated (release)") {
+		t.Errorf("a breaking release, forced: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if a, _ := srv.Directory.Lookup("a.test"); a.Release().Name != "v3" {
+		t.Errorf("after the forced deploy a.test runs %s, want v3", a.Release().Name)
+	}
 }
 
 func TestDeployBadInput(t *testing.T) {
