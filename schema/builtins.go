@@ -159,7 +159,7 @@ var graphQLScalars = [...]string{"String", "Int", "Float", "Boolean", "ID"}
 // an application may not declare a root field of these names in either root.
 func isBuiltinRootField(name string) bool {
 	switch name {
-	case "find", "get", "login", "loginByEmail",
+	case "find", "get", "login", "loginByEmail", "aggregate",
 		"upsert", "delete", "trash", "untrash", "link", "unlink", "createAccount", "logout":
 		return true
 	}

@@ -50,8 +50,11 @@
 // # Reserved type names
 //
 // GraphQL's scalars, the built-in type names, names starting with Core or
-// __, AccessToken, PageInfo, and <T>Input for every record and object type
-// T (BookInput when Book is declared; AccountInput, GraphQLRefInput, …).
+// __, AccessToken, PageInfo, the aggregation types (AggInt, AggFloat,
+// AggDateTime, AggOther, AggOrder, TimeUnit, Pair), <T>Input for every
+// record and object type T (BookInput when Book is declared; AccountInput,
+// GraphQLRefInput, …), and <T>Aggs, <T>GroupBy and <T>AggField for every
+// record type T.
 // Query and Mutation only as object types. A type whose definition was
 // refused is reported once, where it is defined, not again where it is
 // used.

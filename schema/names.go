@@ -14,7 +14,9 @@ func reservedTypeName(name string) string {
 		return fmt.Sprintf("%s: names starting with __ are reserved", name)
 	case strings.HasPrefix(name, "Core"):
 		return fmt.Sprintf("%s: type names starting with Core are reserved", name)
-	case name == "AccessToken", name == "PageInfo":
+	case name == "AccessToken", name == "PageInfo",
+		name == "AggInt", name == "AggFloat", name == "AggDateTime", name == "AggOther",
+		name == "AggOrder", name == "TimeUnit", name == "Pair":
 		return fmt.Sprintf("%s is reserved: it is a generated type", name)
 	}
 	return ""
@@ -31,4 +33,13 @@ func reservedFieldName(name string, record bool) string {
 		return "core is reserved for the record metadata"
 	}
 	return ""
+}
+
+// generatedSuffixes are the suffixes of the types generated for every
+// record type T (TInput also for embedded object types), and what each is.
+var generatedSuffixes = []struct{ suffix, what string }{
+	{"Input", "input type"},
+	{"Aggs", "aggregates type"},
+	{"GroupBy", "group-by input type"},
+	{"AggField", "aggregated-field enum"},
 }

@@ -254,17 +254,23 @@ func (b *builder) declareUser(doc *ast.SchemaDocument) {
 		}
 		b.named[name] = &named{name: name, kind: kindOf(def), def: def}
 	}
-	// <T>Input is generated for every record and object type T: refuse an
-	// application type of that name once every T is known.
+	// <T>Input is generated for every record and object type T, and <T>Aggs,
+	// <T>GroupBy and <T>AggField for every record type: refuse an
+	// application type of such a name once every T is known.
 	for _, def := range doc.Definitions {
 		if n := b.named[def.Name]; n == nil || n.def != def || n.builtin {
 			continue
 		}
-		if t, ok := strings.CutSuffix(def.Name, "Input"); ok {
-			if tn := b.named[t]; tn != nil && (tn.kind == kindRecord || tn.kind == kindObject) {
-				b.errs.at(def.Position, "%s is reserved: it is the generated input type of %s", def.Name, t)
+		for _, g := range generatedSuffixes {
+			t, ok := strings.CutSuffix(def.Name, g.suffix)
+			if !ok {
+				continue
+			}
+			if tn := b.named[t]; tn != nil && (tn.kind == kindRecord || (tn.kind == kindObject && g.suffix == "Input")) {
+				b.errs.at(def.Position, "%s is reserved: it is the generated %s of %s", def.Name, g.what, t)
 				delete(b.named, def.Name)
 				b.refuse(def.Name)
+				break
 			}
 		}
 	}

@@ -187,6 +187,10 @@ type Store interface {
 	GetMany(ctx context.Context, inst, typ string, ids []string) (map[string]*Record, error)
 	// Find returns the records a query selects, in the query's order.
 	Find(ctx context.Context, inst string, q *Query) ([]*Record, error)
+	// Aggregate returns the groups of an aggregate query (see AggQuery and
+	// Accumulator, whose results every store gives), streaming the
+	// records rather than holding them.
+	Aggregate(ctx context.Context, inst string, q *AggQuery) ([]*Group, error)
 	// Write applies ops in order. On the embedded store they apply
 	// atomically; when one fails (ErrUnique, ErrRequired, …) none applies.
 	Write(ctx context.Context, inst string, ops []Op) ([]OpResult, error)

@@ -49,29 +49,8 @@ func (s *Store) find(ctx context.Context, inst string, q *store.Query) ([]*store
 		}
 	}
 	var out []*store.Record
-	err = s.view(func(tx *bbolt.Tx) error {
-		st, err := s.state(tx, inst)
-		if err != nil {
-			return err
-		}
-		ib := instBucket(tx, inst)
-		e := &exec{
-			ctx:    ctx,
-			inst:   inst,
-			hints:  &s.hints,
-			q:      q,
-			filter: filter,
-			ib:     ib,
-			rb:     recBucket(ib, q.Type),
-			ts:     st.types[q.Type],
-			info:   &info,
-		}
-		if err := e.prepare(); err != nil {
-			return err
-		}
-		if e.rb == nil {
-			return nil
-		}
+	err = s.run(ctx, inst, q, filter, &info, func(e *exec) error {
+		var err error
 		if out, err = e.run(); err != nil {
 			return err
 		}
@@ -87,6 +66,36 @@ func (s *Store) find(ctx context.Context, inst string, q *store.Query) ([]*store
 		s.ids.put(key, gen, out)
 	}
 	return out, info, nil
+}
+
+// run prepares the exec of a query with its hops resolved (filter) in a
+// read transaction and hands it to f, unless the type has no records.
+func (s *Store) run(ctx context.Context, inst string, q *store.Query, filter arcql.Expr, info *planInfo, f func(e *exec) error) error {
+	return s.view(func(tx *bbolt.Tx) error {
+		st, err := s.state(tx, inst)
+		if err != nil {
+			return err
+		}
+		ib := instBucket(tx, inst)
+		e := &exec{
+			ctx:    ctx,
+			inst:   inst,
+			hints:  &s.hints,
+			q:      q,
+			filter: filter,
+			ib:     ib,
+			rb:     recBucket(ib, q.Type),
+			ts:     st.types[q.Type],
+			info:   info,
+		}
+		if err := e.prepare(); err != nil {
+			return err
+		}
+		if e.rb == nil {
+			return nil
+		}
+		return f(e)
+	})
 }
 
 // exec runs one query in a read transaction.
@@ -123,6 +132,9 @@ type exec struct {
 	// whole: the records returned are decoded in full already.
 	whole bool
 	slab  []store.Record // see bare
+	// visit, when set, takes every record the query selects instead of
+	// the page (Aggregate): records stream through it, none is kept.
+	visit func(*store.Record)
 }
 
 // decode decodes a record of the query's type: in full, or when probing
@@ -243,7 +255,7 @@ func (e *exec) run() ([]*store.Record, error) {
 		return nil, err
 	}
 	e.info.Kind = p.kind
-	e.probing = e.q.IDsOnly || p.kind == planScan || p.kind == planScanSort
+	e.probing = e.q.IDsOnly || e.visit != nil || p.kind == planScan || p.kind == planScanSort
 	if p.cand != nil {
 		e.info.Index = p.cand.index.Name
 	} else if p.sortIndex != nil {
@@ -299,6 +311,10 @@ func (e *exec) offer(r *store.Record) error {
 		if (!e.backward && c >= 0) || (e.backward && c <= 0) {
 			return errDone // at or past the far cursor: so is all that follows
 		}
+	}
+	if e.visit != nil {
+		e.visit(r)
+		return nil
 	}
 	if e.skipped < e.q.Skip {
 		e.skipped++

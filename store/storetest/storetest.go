@@ -74,6 +74,7 @@ func RunWith(t *testing.T, open func(t *testing.T) store.Store, opts Options) {
 		{"Sort", testSort},
 		{"Paging", testPaging},
 		{"Grants", testGrants},
+		{"Aggregate", testAggregate},
 		{"Hops", func(t *testing.T, e *env) { testHops(t, e, opts) }},
 		{"Trash", testTrash},
 		{"Refs", testRefs},

@@ -1,0 +1,414 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/corehq/core/store/arcql"
+)
+
+// AggQuery asks for aggregates over the records of a type that a filter
+// selects, optionally grouped.
+type AggQuery struct {
+	Type string
+	// Filter is a bound arcql expression (reference hops allowed); nil
+	// selects every record.
+	Filter arcql.Expr
+	// IncludeTrashed counts trashed records too.
+	IncludeTrashed bool
+	// Fields are the field aggregates to compute; Count of the records is
+	// always computed.
+	Fields []AggField
+	// GroupBy are the group keys; none makes one group of every record
+	// (returned even when it is empty).
+	GroupBy []GroupKey
+	// Having is a filter over a group's aggregates (see Group.Value);
+	// nil keeps every group.
+	Having arcql.Expr
+	// After keeps only the groups after the one with these key values, in
+	// the order of GroupBy; First keeps at most this many (0: all).
+	After []any
+	First int
+}
+
+// AggField asks for the aggregates of one scalar field (or core.created,
+// core.updated): count, sum, avg, min and max always (cheap); Distinct
+// also the distinct count, sum and avg (a set of the field's values per
+// group).
+type AggField struct {
+	Field    string
+	Distinct bool
+}
+
+// GroupKey is one group key: a field (or "core.created", "core.updated")
+// and its order. Unit buckets a time value in UTC; the key is then its
+// text (TruncateTime).
+type GroupKey struct {
+	Field string
+	Desc  bool
+	Unit  TimeUnit
+}
+
+// TimeUnit is the granularity of a time group key.
+type TimeUnit string
+
+// The time units of GroupKey.Unit; "" keeps the value as it is.
+const (
+	Seconds TimeUnit = "SECONDS"
+	Minutes TimeUnit = "MINUTES"
+	Hours   TimeUnit = "HOURS"
+	Days    TimeUnit = "DAYS"
+	Months  TimeUnit = "MONTHS"
+	Years   TimeUnit = "YEARS"
+)
+
+// unitLayouts are the texts of the time units, in UTC.
+var unitLayouts = map[TimeUnit]string{
+	Seconds: "2006-01-02 15:04:05",
+	Minutes: "2006-01-02 15:04",
+	Hours:   "2006-01-02 15",
+	Days:    "2006-01-02",
+	Months:  "2006-01",
+	Years:   "2006",
+}
+
+// TruncateTime is the text of the bucket of unit that t falls in.
+func TruncateTime(t time.Time, unit TimeUnit) string {
+	return t.UTC().Format(unitLayouts[unit])
+}
+
+// ValidUnit reports whether unit is one of the time units.
+func ValidUnit(unit TimeUnit) bool { _, ok := unitLayouts[unit]; return ok }
+
+// Group is the aggregates of one group.
+type Group struct {
+	// Keys are the group's key values, in the order of GroupBy (nil for a
+	// record without the field; a bucketed time is its text).
+	Keys  []any
+	Count int
+	// Fields are the field aggregates, by field name.
+	Fields map[string]*FieldAggs
+}
+
+// FieldAggs are the aggregates of one field in one group. Sum and Min/Max
+// keep the kind of the values (int64 when every value was an integer,
+// else float64; times and strings for Min/Max); nil when there were no
+// values (Sum: no numbers).
+type FieldAggs struct {
+	Count       int
+	Sum, Avg    any
+	Min, Max    any
+	Distinct    bool // the Distinct ones are set
+	CountDist   int
+	SumDist     any
+	AvgDist     any
+	sum         float64
+	isum        int64
+	ints, nums  int
+	intOverflow bool
+	values      map[string]any // distinct values by canonical text
+}
+
+// ErrAggregate wraps a query the store cannot aggregate (an unknown unit).
+var ErrAggregate = errors.New("store: bad aggregate query")
+
+// Check reports whether a query is well formed.
+func (q *AggQuery) Check() error {
+	if q.Type == "" {
+		return fmt.Errorf("%w: no type", ErrAggregate)
+	}
+	for _, k := range q.GroupBy {
+		if k.Unit != "" && !ValidUnit(k.Unit) {
+			return fmt.Errorf("%w: unknown time unit %q", ErrAggregate, k.Unit)
+		}
+	}
+	if len(q.After) > 0 && len(q.After) != len(q.GroupBy) {
+		return fmt.Errorf("%w: the cursor has %d keys, the query groups by %d", ErrAggregate, len(q.After), len(q.GroupBy))
+	}
+	return nil
+}
+
+// ReadFields lists the record fields a query reads (for stores that decode
+// only some): the aggregated fields and the group keys.
+func (q *AggQuery) ReadFields() []string {
+	var out []string
+	add := func(f string) {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	for _, f := range q.Fields {
+		add(f.Field)
+	}
+	for _, k := range q.GroupBy {
+		add(k.Field)
+	}
+	return out
+}
+
+// Accumulator computes an AggQuery's groups from the records a store
+// streams to it, in one pass: it holds one Group per distinct key (and the
+// distinct values asked for), never the records. Not safe for concurrent
+// use.
+type Accumulator struct {
+	q      *AggQuery
+	groups map[string]*Group
+	key    strings.Builder
+	keys   []any
+}
+
+// NewAccumulator returns an empty accumulator for q.
+func NewAccumulator(q *AggQuery) *Accumulator {
+	return &Accumulator{q: q, groups: map[string]*Group{}, keys: make([]any, len(q.GroupBy))}
+}
+
+// Add counts one record; the caller has applied the filter and the trash
+// rule.
+func (a *Accumulator) Add(r *Record) {
+	a.key.Reset()
+	for i, k := range a.q.GroupBy {
+		v := recordValue(r, k.Field)
+		if t, ok := v.(time.Time); ok && k.Unit != "" {
+			v = TruncateTime(t, k.Unit)
+		}
+		a.keys[i] = v
+		canonical(&a.key, v)
+		a.key.WriteByte(0)
+	}
+	g := a.groups[a.key.String()]
+	if g == nil {
+		g = &Group{Keys: slices.Clone(a.keys), Fields: make(map[string]*FieldAggs, len(a.q.Fields))}
+		for _, f := range a.q.Fields {
+			fa := &FieldAggs{Distinct: f.Distinct}
+			if f.Distinct {
+				fa.values = map[string]any{}
+			}
+			g.Fields[f.Field] = fa
+		}
+		a.groups[a.key.String()] = g
+	}
+	g.Count++
+	for _, f := range a.q.Fields {
+		g.Fields[f.Field].add(recordValue(r, f.Field), &a.key)
+	}
+}
+
+// recordValue is a field's value, or core.created / core.updated.
+func recordValue(r *Record, field string) any {
+	switch field {
+	case "core.created":
+		return r.Created
+	case "core.updated":
+		return r.Updated
+	}
+	return r.Fields[field]
+}
+
+func (fa *FieldAggs) add(v any, scratch *strings.Builder) {
+	if v == nil {
+		return
+	}
+	fa.Count++
+	if fa.Min == nil || arcql.CompareValues(v, fa.Min) < 0 {
+		fa.Min = v
+	}
+	if fa.Max == nil || arcql.CompareValues(v, fa.Max) > 0 {
+		fa.Max = v
+	}
+	switch n := v.(type) {
+	case int64:
+		fa.addInt(n)
+	case int:
+		fa.addInt(int64(n))
+	case float64:
+		fa.sum += n
+		fa.nums++
+	}
+	if fa.values != nil {
+		scratch.Reset()
+		canonical(scratch, v)
+		fa.values[scratch.String()] = v
+	}
+}
+
+func (fa *FieldAggs) addInt(n int64) {
+	s := fa.isum + n
+	if (n > 0 && s < fa.isum) || (n < 0 && s > fa.isum) {
+		fa.intOverflow = true
+	}
+	fa.isum = s
+	fa.sum += float64(n)
+	fa.ints++
+	fa.nums++
+}
+
+// finish computes the sums and averages.
+func (fa *FieldAggs) finish() {
+	fa.Sum, fa.Avg = sumAvg(fa.nums, fa.ints, fa.isum, fa.sum, fa.intOverflow)
+	if fa.values == nil {
+		return
+	}
+	fa.CountDist = len(fa.values)
+	d := &FieldAggs{}
+	for _, v := range fa.values {
+		switch n := v.(type) {
+		case int64:
+			d.addInt(n)
+		case int:
+			d.addInt(int64(n))
+		case float64:
+			d.sum += n
+			d.nums++
+		}
+	}
+	fa.SumDist, fa.AvgDist = sumAvg(d.nums, d.ints, d.isum, d.sum, d.intOverflow)
+	fa.values = nil
+}
+
+func sumAvg(nums, ints int, isum int64, sum float64, overflow bool) (any, any) {
+	if nums == 0 {
+		return nil, nil
+	}
+	avg := sum / float64(nums)
+	if ints == nums && !overflow {
+		return isum, avg
+	}
+	return sum, avg
+}
+
+// canonical writes a value so that equal values (3 and 3.0 among them)
+// write the same text and different ones different texts.
+func canonical(b *strings.Builder, v any) {
+	switch x := v.(type) {
+	case nil:
+		b.WriteByte('z')
+	case bool:
+		b.WriteByte('b')
+		b.WriteString(strconv.FormatBool(x))
+	case int64:
+		b.WriteByte('n')
+		b.WriteString(strconv.FormatInt(x, 10))
+	case int:
+		b.WriteByte('n')
+		b.WriteString(strconv.Itoa(x))
+	case float64:
+		b.WriteByte('n')
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			b.WriteString(strconv.FormatInt(int64(x), 10))
+		} else {
+			b.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
+		}
+	case string:
+		b.WriteByte('s')
+		b.WriteString(x)
+	case time.Time:
+		b.WriteByte('t')
+		b.WriteString(x.UTC().Format(time.RFC3339Nano))
+	default:
+		b.WriteByte('o')
+		fmt.Fprint(b, x)
+	}
+}
+
+// Groups returns the query's groups: finished, kept by Having, ordered by
+// the group keys, after After and at most First of them. A query without
+// GroupBy has exactly one group, also when no record was added.
+func (a *Accumulator) Groups() []*Group {
+	if len(a.q.GroupBy) == 0 && len(a.groups) == 0 {
+		a.key.Reset()
+		g := &Group{Keys: []any{}, Fields: map[string]*FieldAggs{}}
+		for _, f := range a.q.Fields {
+			g.Fields[f.Field] = &FieldAggs{Distinct: f.Distinct}
+		}
+		a.groups[""] = g
+	}
+	out := make([]*Group, 0, len(a.groups))
+	for _, g := range a.groups {
+		for _, fa := range g.Fields {
+			fa.finish()
+		}
+		if a.q.Having != nil && !arcql.Match(a.q.Having, g) {
+			continue
+		}
+		if a.q.After != nil && a.compareKeys(g.Keys, a.q.After) <= 0 {
+			continue
+		}
+		out = append(out, g)
+	}
+	slices.SortFunc(out, func(x, y *Group) int { return a.compareKeys(x.Keys, y.Keys) })
+	if a.q.First > 0 && len(out) > a.q.First {
+		out = out[:a.q.First]
+	}
+	return out
+}
+
+// compareKeys orders group keys by GroupBy (nulls first when ascending).
+func (a *Accumulator) compareKeys(x, y []any) int {
+	for i, k := range a.q.GroupBy {
+		c := arcql.CompareValues(x[i], y[i])
+		if k.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// Value answers a Having filter's paths: "core.count", and "<field>" as an
+// object of its aggregates (count, sum, avg, min, max, and countDistinct,
+// sumDistinct, avgDistinct when computed), so that "price.sum" reads
+// the sum.
+func (g *Group) Value(name string) (any, bool) {
+	if name == "core.count" {
+		return int64(g.Count), true
+	}
+	fa, ok := g.Fields[name]
+	if !ok {
+		return nil, false
+	}
+	m := map[string]any{"count": int64(fa.Count), "sum": fa.Sum, "avg": fa.Avg, "min": fa.Min, "max": fa.Max}
+	if fa.Distinct {
+		m["countDistinct"], m["sumDistinct"], m["avgDistinct"] = int64(fa.CountDist), fa.SumDist, fa.AvgDist
+	}
+	return m, true
+}
+
+// AggSchema describes a group's aggregates to arcql.Bind, for Having:
+// "core.count" is an Int, and each aggregated field an object whose
+// count and countDistinct are Ints, sum, avg, sumDistinct and avgDistinct
+// Floats, and min and max of the field's own kind (Kinds).
+type AggSchema struct {
+	Kinds map[string]arcql.FieldKind
+}
+
+// aggPrefix names the object type of a field's aggregates.
+const aggPrefix = "aggregates of "
+
+// Field answers arcql.Schema.
+func (s AggSchema) Field(typ, name string) (arcql.Field, bool) {
+	if field, ok := strings.CutPrefix(typ, aggPrefix); ok {
+		switch name {
+		case "count", "countDistinct":
+			return arcql.Field{Kind: arcql.FieldInt}, true
+		case "sum", "avg", "sumDistinct", "avgDistinct":
+			return arcql.Field{Kind: arcql.FieldFloat}, true
+		case "min", "max":
+			return arcql.Field{Kind: s.Kinds[field]}, true
+		}
+		return arcql.Field{}, false
+	}
+	if name == "core.count" {
+		return arcql.Field{Kind: arcql.FieldInt}, true
+	}
+	if _, ok := s.Kinds[name]; ok {
+		return arcql.Field{Kind: arcql.FieldObject, Target: aggPrefix + name}, true
+	}
+	return arcql.Field{}, false
+}
