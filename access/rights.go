@@ -77,6 +77,22 @@ func (s *Set) Fields(rec *store.Record) (only map[string]struct{}, limited bool)
 	return u.fields, true
 }
 
+// Limited reports whether some grant of the set covers only some fields:
+// then what the caller reads of a record depends on the record (Fields).
+func (s *Set) Limited() bool {
+	if s.scope != nil && !s.scope.every {
+		return true
+	}
+	for _, m := range [...]map[string]*cover{s.owners, s.ids} {
+		for _, c := range m {
+			if !c.every {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Terms are the filter terms, one of which a record the grants cover
 // matches: `core.createdBy IN Owners`, `core.id IN IDs`. A caller ORs
 // them with its own rule (none when All or no grant). They are shared:

@@ -52,6 +52,7 @@ func (b *builder) queryFields() graphql.Fields {
 			},
 			Resolve: resolveLogin(true),
 		},
+		"aggregate": b.aggregateField(),
 	}
 	for _, f := range b.m.Queries {
 		fields[f.Name] = b.userRoot(f)

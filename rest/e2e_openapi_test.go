@@ -76,6 +76,8 @@ func TestOpenAPI(t *testing.T) {
 		{method: "GET", path: "/Author/Author9", status: 404},
 		{method: "GET", path: "/Book?arcql=" + q("price > 1") + "&first=1", status: 200},
 		{method: "GET", path: "/Book", status: 200},
+		{method: "GET", path: "/aggregate/Book?where=" + q("price > 1") + "&distinct=true", status: 200},
+		{method: "GET", path: "/aggregate/Book?groupBy=authorid:DESC&groupBy=published:YEARS&first=5", status: 200},
 		{method: "GET", path: "/URL", status: 200},
 		{method: "GET", path: "/fn/query/find?type=Author&arcql=*&first=2", status: 200},
 		{method: "GET", path: "/fn/query/get?type=Book&id=Book1", status: 200},

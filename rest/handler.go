@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -59,15 +60,29 @@ func (h *Handler) Register(g *echo.Group) {
 		{"/", RouteRecords, []string{http.MethodPost, http.MethodPut}},
 		{"/login", RouteLogin, []string{http.MethodPost}},
 		{"/fn/:root/:fn", RouteFn, []string{http.MethodGet, http.MethodPost, http.MethodPut}},
+		{"/aggregate/:aggregate", RouteAggregate, []string{http.MethodGet}},
 		{"/:aggregate", RouteType, []string{http.MethodGet, http.MethodDelete}},
 		{"/:aggregate/:id", RouteRecord, []string{http.MethodGet, http.MethodDelete}},
 	} {
 		g.Match(r.methods, r.path, h.serve(r.route), mw...)
 		g.OPTIONS(r.path, preflight)
+		// A method a path does not take answers 405 there rather than
+		// falling through to a parameter route (DELETE /aggregate/Book is
+		// not DELETE /{type}/{id}).
+		var others []string
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+			if !slices.Contains(r.methods, m) {
+				others = append(others, m)
+			}
+		}
+		g.Match(others, r.path, notAllowed, cors)
 	}
 	g.GET("/openapi.json", h.openAPI, mw...)
 	g.OPTIONS("/openapi.json", preflight)
 }
+
+// notAllowed answers 405 METHOD_NOT_ALLOWED (server.ErrorHandler words it).
+func notAllowed(echo.Context) error { return echo.ErrMethodNotAllowed }
 
 // envOf returns the environment Resolve opened for the request.
 func envOf(c echo.Context) (gql.Env, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/graphql-go/graphql"
 
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/gql"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/tenant"
 )
@@ -72,6 +73,11 @@ func (o *openAPI) document() obj {
 	if find, ok := o.a.field(rootQuery, "find"); ok {
 		for _, t := range o.a.model.Types {
 			o.recordRoutes(find, t.Name, add)
+		}
+	}
+	if agg, ok := o.a.field(rootQuery, "aggregate"); ok {
+		for _, t := range o.a.model.Types {
+			o.aggregateRoute(agg, t.Name, add)
 		}
 	}
 	for _, root := range []string{rootQuery, rootMutation} {
@@ -273,6 +279,52 @@ func (o *openAPI) recordRoutes(find *rootField, t string, add func(path, method 
 		"200": response("The number of records deleted (0 or 1).", dataOf("delete", count)),
 		"409": obj{"$ref": "#/components/responses/Error"},
 	}))
+}
+
+// aggregateRoute adds /aggregate/{T} for a record type: its parameters
+// are the arguments of the type's With field plus distinct, its answer
+// one <T>Aggs object, or a list of them with groupBy.
+func (o *openAPI) aggregateRoute(agg *rootField, t string, add func(path, method string, op obj)) {
+	fields := named(agg.out).(*graphql.Object).Fields()
+	name := gql.AggregateField(t)
+	with := fields[name+"With"]
+	if with == nil {
+		return
+	}
+	args := slices.Clone(with.Args) // graphql-go's order is a map's
+	slices.SortFunc(args, func(x, y *graphql.Argument) int { return strings.Compare(x.PrivateName, y.PrivateName) })
+	params := []obj{param("distinct", "query", "Also answer countDistinct, sumDistinct and avgDistinct.", false, obj{"type": "boolean"})}
+	for _, a := range args {
+		if a.PrivateName != "groupBy" {
+			params = append(params, param(a.PrivateName, "query", a.Description(), false, o.input(a.Type)))
+			continue
+		}
+		p := param("groupBy", "query", "A key to group by, repeatable: field[:ASC|DESC][:UNIT], UNIT one of SECONDS, MINUTES, HOURS, DAYS, MONTHS, YEARS (for DateTime fields).",
+			false, obj{"type": "array", "items": obj{"type": "string"}})
+		p["allowReserved"] = true
+		params = append(params, p)
+	}
+	aggs := named(with.Type).(*graphql.Object)
+	o.object(aggs)
+	for _, n := range fieldOrder(aggs) {
+		sub, ok := named(aggs.Fields()[n].Type).(*graphql.Object)
+		if !ok {
+			continue
+		}
+		o.object(sub)
+		props := o.schemas[sub.Name()].(obj)["properties"].(obj)
+		for _, fn := range fieldOrder(sub) {
+			if fd := sub.Fields()[fn]; len(fd.Args) == 1 && fd.Args[0].PrivateName == "distinct" {
+				props[fn+"Distinct"] = props[fn]
+			}
+		}
+	}
+	answer := obj{"type": "object", "required": []string{name}, "additionalProperties": false, "properties": obj{
+		name: obj{"anyOf": []obj{ref(aggs.Name()), {"type": "array", "items": ref(aggs.Name())}}},
+	}}
+	add("/aggregate/"+t, "get", op("aggregate_"+t,
+		"Aggregate the "+t+" records a filter selects (those the caller may read): counts, sums, averages, extremes; with groupBy, one object per group.",
+		params, nil, obj{"200": response("The aggregates: one object, or one per group with groupBy.", dataOf("aggregate", answer))}))
 }
 
 // page defines T.Page: a page of T records as find answers it for /{T}

@@ -28,6 +28,9 @@ const (
 	RouteFn
 	// RouteLogin is `/login`: POST logs in by username or by e-mail.
 	RouteLogin
+	// RouteAggregate is `/aggregate/{aggregate}`: GET aggregates the
+	// records of the type.
+	RouteAggregate
 )
 
 // Request is a REST request as the rewrite sees it: method, route, path
@@ -93,8 +96,10 @@ func Rewrite(a *API, r Request) (Plan, error) {
 		return rewriteFn(a, r)
 	case r.Route == RouteLogin && r.Method == http.MethodPost:
 		return rewriteLogin(a, r)
+	case r.Route == RouteAggregate && r.Method == http.MethodGet:
+		return rewriteAggregate(a, r)
 	}
-	return Plan{}, errcode.New(errcode.BadRequest, "method %s is not allowed on this path", r.Method)
+	return Plan{}, errcode.New(errcode.MethodNotAllowed, "method %s is not allowed on this path", r.Method)
 }
 
 // plan returns the plan that calls f with vars, the arguments given by

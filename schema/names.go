@@ -14,6 +14,8 @@ func reservedTypeName(name string) string {
 		return fmt.Sprintf("%s: names starting with __ are reserved", name)
 	case strings.HasPrefix(name, "Core"):
 		return fmt.Sprintf("%s: type names starting with Core are reserved", name)
+	case name == "aggregate":
+		return "aggregate is reserved: /rest/v1/aggregate/{type} is the REST path of aggregations"
 	case name == "AccessToken", name == "PageInfo",
 		name == "AggInt", name == "AggFloat", name == "AggDateTime", name == "AggOther",
 		name == "AggOrder", name == "TimeUnit", name == "Pair":

@@ -82,6 +82,21 @@ func TruncateTime(t time.Time, unit TimeUnit) string {
 	return t.UTC().Format(unitLayouts[unit])
 }
 
+// bucket is the bucket of a time value: a time.Time, or a DateTime
+// field's value, which is stored as its RFC 3339 text. Other values are
+// their own bucket.
+func bucket(v any, unit TimeUnit) any {
+	switch x := v.(type) {
+	case time.Time:
+		return TruncateTime(x, unit)
+	case string:
+		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
+			return TruncateTime(t, unit)
+		}
+	}
+	return v
+}
+
 // ValidUnit reports whether unit is one of the time units.
 func ValidUnit(unit TimeUnit) bool { _, ok := unitLayouts[unit]; return ok }
 
@@ -173,8 +188,8 @@ func (a *Accumulator) Add(r *Record) {
 	a.key.Reset()
 	for i, k := range a.q.GroupBy {
 		v := recordValue(r, k.Field)
-		if t, ok := v.(time.Time); ok && k.Unit != "" {
-			v = TruncateTime(t, k.Unit)
+		if k.Unit != "" {
+			v = bucket(v, k.Unit)
 		}
 		a.keys[i] = v
 		canonical(&a.key, v)

@@ -1,0 +1,600 @@
+package gql
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/graphql-go/graphql"
+	"github.com/graphql-go/graphql/language/ast"
+
+	"github.com/corehq/core/auth"
+	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/schema"
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/arcql"
+)
+
+// Aggregations: Query.aggregate is a CoreAggregation with two fields per
+// record type, book (one group of every record a where filter selects)
+// and bookWith (groups by groupBy keys, kept by having, paged by first and
+// after). Each answers BookAggs: core { count created updated cursor },
+// one AggInt, AggFloat, AggDateTime or AggOther per aggregatable field,
+// and groupValues. The store computes them in one pass (store.Aggregate);
+// only the fields the selection (and having) names are aggregated, and
+// distinct sets only where a distinct argument is given.
+
+// Group paging: first defaults to defaultGroups and may not pass
+// maxGroups.
+const (
+	defaultGroups = 1000
+	maxGroups     = 10_000
+)
+
+// coreCreated and coreUpdated are the group keys of the record times, as
+// the <T>AggField enums spell them.
+const (
+	coreCreated = "core_created"
+	coreUpdated = "core_updated"
+)
+
+// aggKinds are the object types of the aggregates of one field.
+type aggKinds struct {
+	intT, floatT, timeT, otherT, core, pair *graphql.Object
+	order, unit                             *graphql.Enum
+}
+
+// aggregatable lists the fields of a type that have aggregates: single
+// scalars, enums and references that are not hidden. A field named
+// groupValues is left out (the name is the group's values).
+func aggregatable(t *schema.Type) []*schema.Field {
+	var out []*schema.Field
+	for _, f := range t.Fields {
+		if f.Hidden || f.List || f.Kind == schema.KindObject || f.Name == "groupValues" || (f.Kind == schema.KindScalar && f.Type == "Json") {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// aggSource is the source of a <T>Aggs object: one group.
+type aggSource struct {
+	g       *store.Group
+	grouped bool
+	keys    []store.GroupKey
+}
+
+// fieldAggSource is the source of an Agg* object.
+type fieldAggSource struct {
+	fa   *store.FieldAggs
+	kind string // Int, Float, DateTime or "" (other)
+}
+
+// AggregateField is the CoreAggregation field of a record type: its name
+// with the first letter lower-case (book for Book; bookWith groups).
+func AggregateField(typ string) string { return lowerFirst(typ) }
+
+// lowerFirst is a type name as the CoreAggregation fields spell it.
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// newAggKinds builds the types every record type's aggregates share.
+func newAggKinds(dateTime graphql.Output) *aggKinds {
+	k := &aggKinds{}
+	distinct := graphql.FieldConfigArgument{"distinct": &graphql.ArgumentConfig{Type: graphql.Boolean, Description: "Over distinct values only."}}
+	pick := func(p graphql.ResolveParams, all, dist any) any {
+		if d, _ := p.Args["distinct"].(bool); d {
+			return dist
+		}
+		return all
+	}
+	count := &graphql.Field{Type: graphql.NewNonNull(graphql.Int), Args: distinct, Description: "The number of values (not null).",
+		Resolve: func(p graphql.ResolveParams) (any, error) {
+			fa := p.Source.(*fieldAggSource).fa
+			return pick(p, fa.Count, fa.CountDist), nil
+		}}
+	sum := func(t graphql.Output) *graphql.Field {
+		return &graphql.Field{Type: t, Args: distinct, Description: "The sum of the values; null when there are none.",
+			Resolve: func(p graphql.ResolveParams) (any, error) {
+				fa := p.Source.(*fieldAggSource).fa
+				return pick(p, fa.Sum, fa.SumDist), nil
+			}}
+	}
+	avg := &graphql.Field{Type: graphql.Float, Args: distinct, Description: "The mean of the values; null when there are none.",
+		Resolve: func(p graphql.ResolveParams) (any, error) {
+			fa := p.Source.(*fieldAggSource).fa
+			return pick(p, fa.Avg, fa.AvgDist), nil
+		}}
+	extreme := func(t graphql.Output, max bool) *graphql.Field {
+		desc := "The least value"
+		if max {
+			desc = "The greatest value"
+		}
+		return &graphql.Field{Type: t, Description: desc + "; null when there are none.",
+			Resolve: func(p graphql.ResolveParams) (any, error) {
+				fa := p.Source.(*fieldAggSource).fa
+				if max {
+					return fa.Max, nil
+				}
+				return fa.Min, nil
+			}}
+	}
+	k.intT = graphql.NewObject(graphql.ObjectConfig{Name: "AggInt", Description: "Aggregates of an Int field.", Fields: graphql.Fields{
+		"count": count, "sum": sum(graphql.Int), "avg": avg, "min": extreme(graphql.Int, false), "max": extreme(graphql.Int, true)}})
+	k.floatT = graphql.NewObject(graphql.ObjectConfig{Name: "AggFloat", Description: "Aggregates of a Float field.", Fields: graphql.Fields{
+		"count": count, "sum": sum(graphql.Float), "avg": avg, "min": extreme(graphql.Float, false), "max": extreme(graphql.Float, true)}})
+	k.timeT = graphql.NewObject(graphql.ObjectConfig{Name: "AggDateTime", Description: "Aggregates of a DateTime field.", Fields: graphql.Fields{
+		"count": count, "min": extreme(dateTime, false), "max": extreme(dateTime, true)}})
+	k.otherT = graphql.NewObject(graphql.ObjectConfig{Name: "AggOther", Description: "Aggregates of a field that is not a number or a time.", Fields: graphql.Fields{
+		"count": count}})
+	k.pair = graphql.NewObject(graphql.ObjectConfig{Name: "Pair", Description: "A group key and its value, as text (null for records without one).", Fields: graphql.Fields{
+		"key":   &graphql.Field{Type: graphql.NewNonNull(graphql.String)},
+		"value": &graphql.Field{Type: graphql.String},
+	}})
+	times := func(field string) *graphql.Field {
+		return &graphql.Field{Type: k.timeT, Resolve: func(p graphql.ResolveParams) (any, error) {
+			return &fieldAggSource{fa: p.Source.(*aggSource).g.Fields[field], kind: "DateTime"}, nil
+		}}
+	}
+	k.core = graphql.NewObject(graphql.ObjectConfig{Name: "CoreAggs", Description: "The records of a group.", Fields: graphql.Fields{
+		"count": &graphql.Field{Type: graphql.NewNonNull(graphql.Int), Description: "The number of records.",
+			Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*aggSource).g.Count, nil }},
+		"created": times("core.created"),
+		"updated": times("core.updated"),
+		"cursor": &graphql.Field{Type: graphql.String, Description: "The group's position, for after; null when not grouped.",
+			Resolve: func(p graphql.ResolveParams) (any, error) {
+				s := p.Source.(*aggSource)
+				if !s.grouped {
+					return nil, nil
+				}
+				return encodeGroupCursor(s.g.Keys), nil
+			}},
+	}})
+	k.order = graphql.NewEnum(graphql.EnumConfig{Name: "AggOrder", Values: graphql.EnumValueConfigMap{
+		"ASC": {Value: "ASC"}, "DESC": {Value: "DESC"}}})
+	units := graphql.EnumValueConfigMap{}
+	for _, u := range []store.TimeUnit{store.Seconds, store.Minutes, store.Hours, store.Days, store.Months, store.Years} {
+		units[string(u)] = &graphql.EnumValueConfig{Value: string(u)}
+	}
+	k.unit = graphql.NewEnum(graphql.EnumConfig{Name: "TimeUnit", Description: "A time bucket, in UTC.", Values: units})
+	return k
+}
+
+// aggregateField returns Query.aggregate.
+func (b *builder) aggregateField() *graphql.Field {
+	k := newAggKinds(b.scalars["DateTime"])
+	fields := graphql.Fields{}
+	for _, t := range b.m.Types {
+		aggs := b.aggsObject(t, k)
+		name := lowerFirst(t.Name)
+		typ := t
+		where := &graphql.ArgumentConfig{Type: graphql.String, Description: "An ArcQL filter; the records it selects are aggregated (default: all)."}
+		trashed := &graphql.ArgumentConfig{Type: graphql.Boolean, Description: "Count trashed records too."}
+		fields[name] = &graphql.Field{
+			Type:        graphql.NewNonNull(aggs),
+			Description: "Aggregates of the " + t.Name + " records a filter selects.",
+			Args:        graphql.FieldConfigArgument{"where": where, "includeTrashed": trashed},
+			Resolve:     func(p graphql.ResolveParams) (any, error) { return resolveAggregate(p, typ, false) },
+		}
+		fields[name+"With"] = &graphql.Field{
+			Type:        graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(aggs))),
+			Description: "Aggregates of the " + t.Name + " records a filter selects, by group.",
+			Args: graphql.FieldConfigArgument{
+				"where":          where,
+				"groupBy":        &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(b.groupByInput(t, k))))},
+				"having":         &graphql.ArgumentConfig{Type: graphql.String, Description: "An ArcQL filter over a group's aggregates: core.count, <field>.sum, …"},
+				"first":          &graphql.ArgumentConfig{Type: graphql.Int, Description: fmt.Sprintf("At most this many groups (default %d, at most %d).", defaultGroups, maxGroups)},
+				"after":          &graphql.ArgumentConfig{Type: graphql.String, Description: "Only the groups after the one with this cursor (core.cursor)."},
+				"includeTrashed": trashed,
+			},
+			Resolve: func(p graphql.ResolveParams) (any, error) { return resolveAggregate(p, typ, true) },
+		}
+	}
+	agg := graphql.NewObject(graphql.ObjectConfig{Name: "CoreAggregation", Description: "Aggregates of every record type.", Fields: fields})
+	return &graphql.Field{
+		Type:        graphql.NewNonNull(agg),
+		Description: "Counts, sums, averages, extremes and groups of the records the caller may read.",
+		Resolve:     func(graphql.ResolveParams) (any, error) { return struct{}{}, nil },
+	}
+}
+
+// aggsObject returns <T>Aggs.
+func (b *builder) aggsObject(t *schema.Type, k *aggKinds) *graphql.Object {
+	fields := graphql.Fields{
+		"core": &graphql.Field{Type: graphql.NewNonNull(k.core), Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source, nil }},
+		"groupValues": &graphql.Field{Type: graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(k.pair))),
+			Description: "The group's key values, as text (none when not grouped).",
+			Resolve: func(p graphql.ResolveParams) (any, error) {
+				s := p.Source.(*aggSource)
+				out := make([]map[string]any, len(s.keys))
+				for i, key := range s.keys {
+					out[i] = map[string]any{"key": groupKeyName(key.Field), "value": groupValueText(s.g.Keys[i])}
+				}
+				return out, nil
+			}},
+	}
+	for _, f := range aggregatable(t) {
+		name := f.Name
+		var out *graphql.Object
+		kind := ""
+		switch {
+		case f.Kind == schema.KindScalar && f.Type == "Int":
+			out, kind = k.intT, "Int"
+		case f.Kind == schema.KindScalar && f.Type == "Float":
+			out, kind = k.floatT, "Float"
+		case f.Kind == schema.KindScalar && f.Type == "DateTime":
+			out, kind = k.timeT, "DateTime"
+		default:
+			out = k.otherT
+		}
+		fields[name] = &graphql.Field{Type: graphql.NewNonNull(out), Resolve: func(p graphql.ResolveParams) (any, error) {
+			return &fieldAggSource{fa: p.Source.(*aggSource).g.Fields[name], kind: kind}, nil
+		}}
+	}
+	return graphql.NewObject(graphql.ObjectConfig{Name: t.Name + "Aggs", Description: "Aggregates of " + t.Name + " records.", Fields: fields})
+}
+
+// groupByInput returns <T>GroupBy and its <T>AggField enum.
+func (b *builder) groupByInput(t *schema.Type, k *aggKinds) *graphql.InputObject {
+	values := graphql.EnumValueConfigMap{
+		coreCreated: {Value: coreCreated},
+		coreUpdated: {Value: coreUpdated},
+	}
+	for _, f := range aggregatable(t) {
+		values[f.Name] = &graphql.EnumValueConfig{Value: f.Name}
+	}
+	field := graphql.NewEnum(graphql.EnumConfig{Name: t.Name + "AggField", Values: values})
+	return graphql.NewInputObject(graphql.InputObjectConfig{Name: t.Name + "GroupBy", Fields: graphql.InputObjectConfigFieldMap{
+		"field":           {Type: graphql.NewNonNull(field)},
+		"order":           {Type: k.order, Description: "ASC (default) or DESC."},
+		"dateGranularity": {Type: k.unit, Description: "Buckets a DateTime key in UTC."},
+	}})
+}
+
+// groupKeyName is a group key's field as clients name it.
+func groupKeyName(field string) string {
+	switch field {
+	case "core.created":
+		return coreCreated
+	case "core.updated":
+		return coreUpdated
+	}
+	return field
+}
+
+// groupValueText is a group value as text: numbers as JSON writes them,
+// times as DateTime does, null as null.
+func groupValueText(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case time.Time:
+		return formatTime(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// resolveAggregate answers <type> and <type>With.
+func resolveAggregate(p graphql.ResolveParams, t *schema.Type, grouped bool) (any, error) {
+	c := callFrom(p.Context)
+	if err := requireData(c); err != nil {
+		return nil, err
+	}
+	q := &store.AggQuery{Type: t.Name}
+	q.IncludeTrashed, _ = p.Args["includeTrashed"].(bool)
+	where, _ := p.Args["where"].(string)
+	if where != "" {
+		bq, err := bindFilter(c, t.Name, where)
+		if err != nil {
+			return nil, err
+		}
+		if len(bq.Sort) > 0 {
+			return nil, errcode.New(errcode.BadFilter, "where: an aggregate's filter cannot sort (groupBy orders the groups)")
+		}
+		q.Filter = bq.Filter
+	}
+	if grouped {
+		if err := groupArgs(c, p, t, q); err != nil {
+			return nil, err
+		}
+	}
+	q.Fields = selectedAggregates(p, t, q.Having)
+	filter, err := scopeFilter(p.Context, c, t.Name, "find", q.Filter)
+	if err != nil {
+		return nil, err
+	}
+	q.Filter = filter
+	groups, err := aggregateFor(p, c, q)
+	if err != nil {
+		return nil, err
+	}
+	if !grouped {
+		return &aggSource{g: groups[0]}, nil
+	}
+	out := make([]*aggSource, len(groups))
+	for i, g := range groups {
+		out[i] = &aggSource{g: g, grouped: true, keys: q.GroupBy}
+	}
+	return out, nil
+}
+
+// aggregateFor computes a query's groups. A caller whose grants cover
+// only some fields of some records sees those fields as null there, like
+// find shows them: its records are read a batch at a time, masked, and
+// aggregated here; every other caller's are aggregated by the store.
+func aggregateFor(p graphql.ResolveParams, c *call, q *store.AggQuery) ([]*store.Group, error) {
+	masked := false
+	if c.Principal.Kind != auth.InstanceAdmin {
+		s, err := c.rights(p.Context, q.Type, "find")
+		if err != nil {
+			return nil, err
+		}
+		masked = s.Limited()
+	}
+	if !masked {
+		groups, err := c.Store.Aggregate(p.Context, c.Instance.ID, q)
+		if err != nil {
+			return nil, storeError(err)
+		}
+		return groups, nil
+	}
+	acc := store.NewAccumulator(q)
+	after := ""
+	for {
+		recs, err := c.Store.Find(p.Context, c.Instance.ID, &store.Query{Type: q.Type, Filter: q.Filter, IncludeTrashed: q.IncludeTrashed, After: after, Limit: maskedBatch})
+		if err != nil {
+			return nil, storeError(err)
+		}
+		for _, r := range recs {
+			acc.Add(shown(p.Context, c, r))
+		}
+		if len(recs) < maskedBatch {
+			return acc.Groups(), nil
+		}
+		after = recs[len(recs)-1].ID
+	}
+}
+
+// maskedBatch is how many records aggregateFor reads at a time.
+const maskedBatch = 1000
+
+// groupArgs reads groupBy, having, first and after.
+func groupArgs(c *call, p graphql.ResolveParams, t *schema.Type, q *store.AggQuery) error {
+	keys, _ := p.Args["groupBy"].([]any)
+	if len(keys) == 0 {
+		return errcode.New(errcode.BadRequest, "groupBy: name at least one field")
+	}
+	seen := map[string]bool{}
+	for _, raw := range keys {
+		m, _ := raw.(map[string]any)
+		name, _ := m["field"].(string)
+		key := store.GroupKey{Field: name}
+		switch name {
+		case coreCreated:
+			key.Field = "core.created"
+		case coreUpdated:
+			key.Field = "core.updated"
+		}
+		if seen[key.Field] {
+			return errcode.New(errcode.BadRequest, "groupBy: %s is named twice", name)
+		}
+		seen[key.Field] = true
+		key.Desc = m["order"] == "DESC"
+		if unit, _ := m["dateGranularity"].(string); unit != "" {
+			if f, ok := t.Field(key.Field); ok && f.Type != "DateTime" {
+				return errcode.New(errcode.BadRequest, "groupBy: dateGranularity applies to DateTime fields; %s.%s is %s", t.Name, name, f.Type)
+			}
+			key.Unit = store.TimeUnit(unit)
+		}
+		q.GroupBy = append(q.GroupBy, key)
+	}
+	if text, _ := p.Args["having"].(string); text != "" {
+		pq, err := arcql.Parse(text, arcql.DefaultLimits())
+		if err == nil {
+			pq, err = arcql.Bind(pq, aggSchema(c, t), t.Name, c.Instance.ID)
+		}
+		if err != nil {
+			return errcode.Wrap(errcode.BadFilter, err, "having: %s", err.Error())
+		}
+		if len(pq.Sort) > 0 {
+			return errcode.New(errcode.BadFilter, "having: cannot sort (groupBy orders the groups)")
+		}
+		q.Having = pq.Filter
+	}
+	q.First = defaultGroups
+	if n, ok := p.Args["first"].(int); ok {
+		if n < 1 || n > maxGroups {
+			return errcode.New(errcode.BadRequest, "first: must be between 1 and %d", maxGroups)
+		}
+		q.First = n
+	}
+	if cur, _ := p.Args["after"].(string); cur != "" {
+		after, err := decodeGroupCursor(cur, len(q.GroupBy))
+		if err != nil {
+			return err
+		}
+		q.After = after
+	}
+	return nil
+}
+
+// aggSchema describes a type's aggregates to having's binder.
+func aggSchema(c *call, t *schema.Type) store.AggSchema {
+	kinds := map[string]arcql.FieldKind{}
+	for _, f := range aggregatable(t) {
+		if af, ok := c.schema.model.Field(t.Name, f.Name); ok {
+			kinds[f.Name] = af.Kind
+		}
+	}
+	return store.AggSchema{Kinds: kinds}
+}
+
+// selectedAggregates lists the field aggregates a selection of <T>Aggs
+// (and having) reads; Distinct where a distinct argument is given.
+func selectedAggregates(p graphql.ResolveParams, t *schema.Type, having arcql.Expr) []store.AggField {
+	want := map[string]bool{} // field → distinct
+	var order []string
+	need := func(field string, distinct bool) {
+		d, ok := want[field]
+		if !ok {
+			order = append(order, field)
+		}
+		want[field] = d || distinct
+	}
+	aggregated := map[string]bool{}
+	for _, f := range aggregatable(t) {
+		aggregated[f.Name] = true
+	}
+	for _, sel := range fieldsOf(p, p.Info.FieldASTs) {
+		switch {
+		case sel.Name.Value == "core":
+			for _, sub := range fieldsOf(p, []*ast.Field{sel}) {
+				switch sub.Name.Value {
+				case "created":
+					need("core.created", usesDistinct(p, sub))
+				case "updated":
+					need("core.updated", usesDistinct(p, sub))
+				}
+			}
+		case aggregated[sel.Name.Value]:
+			need(sel.Name.Value, usesDistinct(p, sel))
+		}
+	}
+	arcql.Fields(having, nil, func(name string) {
+		field, agg, _ := strings.Cut(name, ".")
+		if aggregated[field] {
+			need(field, strings.HasSuffix(agg, "Distinct"))
+		}
+	})
+	out := make([]store.AggField, len(order))
+	for i, f := range order {
+		out[i] = store.AggField{Field: f, Distinct: want[f]}
+	}
+	return out
+}
+
+// fieldsOf lists the fields selected under some fields, fragments
+// flattened.
+func fieldsOf(p graphql.ResolveParams, parents []*ast.Field) []*ast.Field {
+	var out []*ast.Field
+	var walk func(set *ast.SelectionSet, depth int)
+	walk = func(set *ast.SelectionSet, depth int) {
+		if set == nil || depth > 64 {
+			return
+		}
+		for _, s := range set.Selections {
+			switch s := s.(type) {
+			case *ast.Field:
+				out = append(out, s)
+			case *ast.InlineFragment:
+				walk(s.SelectionSet, depth+1)
+			case *ast.FragmentSpread:
+				if def, ok := p.Info.Fragments[s.Name.Value].(*ast.FragmentDefinition); ok {
+					walk(def.SelectionSet, depth+1)
+				}
+			}
+		}
+	}
+	for _, f := range parents {
+		walk(f.SelectionSet, 0)
+	}
+	return out
+}
+
+// usesDistinct reports whether a selection of an Agg* object passes a
+// distinct argument anywhere.
+func usesDistinct(p graphql.ResolveParams, f *ast.Field) bool {
+	for _, sub := range fieldsOf(p, []*ast.Field{f}) {
+		for _, a := range sub.Arguments {
+			if a.Name.Value == "distinct" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// A group cursor is its key values, as JSON with the kinds kept
+// (numbers as {"n": text}, times as {"t": text}), in base64url.
+func encodeGroupCursor(keys []any) string {
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		switch x := k.(type) {
+		case int64:
+			out[i] = map[string]string{"i": strconv.FormatInt(x, 10)}
+		case float64:
+			out[i] = map[string]string{"f": strconv.FormatFloat(x, 'g', -1, 64)}
+		case time.Time:
+			out[i] = map[string]string{"t": x.UTC().Format(time.RFC3339Nano)}
+		default:
+			out[i] = x
+		}
+	}
+	b, _ := json.Marshal(out)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeGroupCursor(s string, n int) ([]any, error) {
+	bad := errcode.New(errcode.BadRequest, "after: not a group cursor of this query")
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) > 64<<10 {
+		return nil, bad
+	}
+	var raw []any
+	if json.Unmarshal(b, &raw) != nil || len(raw) != n {
+		return nil, bad
+	}
+	for i, v := range raw {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		if len(m) != 1 {
+			return nil, bad
+		}
+		var text string
+		var kind string
+		for kind, v = range m {
+			text, ok = v.(string)
+		}
+		if !ok {
+			return nil, bad
+		}
+		switch kind {
+		case "i":
+			raw[i], err = strconv.ParseInt(text, 10, 64)
+		case "f":
+			var f float64
+			f, err = strconv.ParseFloat(text, 64)
+			if math.IsNaN(f) {
+				err = bad
+			}
+			raw[i] = f
+		case "t":
+			raw[i], err = time.Parse(time.RFC3339Nano, text)
+		default:
+			err = bad
+		}
+		if err != nil {
+			return nil, bad
+		}
+	}
+	return raw, nil
+}
