@@ -363,7 +363,9 @@ func aggregateFor(p graphql.ResolveParams, c *call, q *store.AggQuery) ([]*store
 			return nil, storeError(err)
 		}
 		for _, r := range recs {
-			acc.Add(shown(p.Context, c, r))
+			if err := acc.Add(shown(p.Context, c, r)); err != nil {
+				return nil, storeError(err)
+			}
 		}
 		if len(recs) < maskedBatch {
 			return acc.Groups(), nil

@@ -14,6 +14,7 @@ func storeError(err error) error {
 	var fe *store.FieldError
 	var ae *arcql.Error
 	var ce *errcode.Error
+	var be *store.BoundError
 	switch {
 	case errors.As(err, &ce):
 		return ce
@@ -23,6 +24,8 @@ func storeError(err error) error {
 		return errcode.Wrap(errcode.BadRequest, err, "%s", fe.Error())
 	case errors.As(err, &ae):
 		return errcode.Wrap(errcode.BadFilter, err, "%s", ae.Error())
+	case errors.As(err, &be):
+		return errcode.Wrap(errcode.TooComplex, err, "%s", be.Msg)
 	case errors.Is(err, store.ErrTooMany):
 		return errcode.Wrap(errcode.BadFilter, err, "%s", err.Error())
 	case errors.Is(err, store.ErrNotFound):

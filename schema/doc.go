@@ -53,8 +53,8 @@
 // __, AccessToken, PageInfo, the aggregation types (AggInt, AggFloat,
 // AggDateTime, AggOther, AggOrder, TimeUnit, Pair), <T>Input for every
 // record and object type T (BookInput when Book is declared; AccountInput,
-// GraphQLRefInput, …), and <T>Aggs, <T>GroupBy and <T>AggField for every
-// record type T.
+// GraphQLRefInput, …), <T>Aggs, <T>GroupBy and <T>AggField for every
+// record type T, and "aggregate" (the REST path /rest/v1/aggregate/{Type}).
 // Query and Mutation only as object types. A type whose definition was
 // refused is reported once, where it is defined, not again where it is
 // used.

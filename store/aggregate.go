@@ -34,7 +34,26 @@ type AggQuery struct {
 	// the order of GroupBy; First keeps at most this many (0: all).
 	After []any
 	First int
+	// MaxGroups and MaxDistinct bound the memory of one aggregation: the
+	// groups it holds and the distinct values it holds over all groups (0:
+	// DefaultMaxGroups, DefaultMaxDistinct). Past either, Add fails with
+	// a *BoundError.
+	MaxGroups, MaxDistinct int
 }
+
+// The default bounds of one aggregation's memory. A group of a count and
+// one field's aggregates holds about 560 bytes (BenchmarkAccumulator), so
+// 100,000 groups about 54 MiB; a distinct value a map entry and its text.
+const (
+	DefaultMaxGroups   = 100_000
+	DefaultMaxDistinct = 500_000
+)
+
+// BoundError: an aggregation would hold more groups or distinct values
+// than its bounds allow. The message is for the client.
+type BoundError struct{ Msg string }
+
+func (e *BoundError) Error() string { return e.Msg }
 
 // AggField asks for the aggregates of one scalar field (or core.created,
 // core.updated): count, sum, avg, min and max always (cheap); Distinct
@@ -171,20 +190,31 @@ func (q *AggQuery) ReadFields() []string {
 // distinct values asked for), never the records. Not safe for concurrent
 // use.
 type Accumulator struct {
-	q      *AggQuery
-	groups map[string]*Group
-	key    strings.Builder
-	keys   []any
+	q                      *AggQuery
+	groups                 map[string]*Group
+	key                    strings.Builder
+	keys                   []any
+	maxGroups, maxDistinct int
+	distinct               int // distinct values held, over all groups
 }
 
 // NewAccumulator returns an empty accumulator for q.
 func NewAccumulator(q *AggQuery) *Accumulator {
-	return &Accumulator{q: q, groups: map[string]*Group{}, keys: make([]any, len(q.GroupBy))}
+	a := &Accumulator{q: q, groups: map[string]*Group{}, keys: make([]any, len(q.GroupBy)),
+		maxGroups: q.MaxGroups, maxDistinct: q.MaxDistinct}
+	if a.maxGroups <= 0 {
+		a.maxGroups = DefaultMaxGroups
+	}
+	if a.maxDistinct <= 0 {
+		a.maxDistinct = DefaultMaxDistinct
+	}
+	return a
 }
 
 // Add counts one record; the caller has applied the filter and the trash
-// rule.
-func (a *Accumulator) Add(r *Record) {
+// rule. It fails with a *BoundError, and the caller stops, when the
+// record would make one group or distinct value more than the bounds.
+func (a *Accumulator) Add(r *Record) error {
 	a.key.Reset()
 	for i, k := range a.q.GroupBy {
 		v := recordValue(r, k.Field)
@@ -197,6 +227,9 @@ func (a *Accumulator) Add(r *Record) {
 	}
 	g := a.groups[a.key.String()]
 	if g == nil {
+		if len(a.groups) >= a.maxGroups {
+			return &BoundError{fmt.Sprintf("aggregate: more than %d groups; narrow where, or group by fewer or coarser keys", a.maxGroups)}
+		}
 		g = &Group{Keys: slices.Clone(a.keys), Fields: make(map[string]*FieldAggs, len(a.q.Fields))}
 		for _, f := range a.q.Fields {
 			fa := &FieldAggs{Distinct: f.Distinct}
@@ -209,8 +242,14 @@ func (a *Accumulator) Add(r *Record) {
 	}
 	g.Count++
 	for _, f := range a.q.Fields {
-		g.Fields[f.Field].add(recordValue(r, f.Field), &a.key)
+		fa := g.Fields[f.Field]
+		before := len(fa.values)
+		fa.add(recordValue(r, f.Field), &a.key)
+		if a.distinct += len(fa.values) - before; a.distinct > a.maxDistinct {
+			return &BoundError{fmt.Sprintf("aggregate: more than %d distinct values; narrow where, or leave out distinct", a.maxDistinct)}
+		}
 	}
+	return nil
 }
 
 // recordValue is a field's value, or core.created / core.updated.

@@ -14,36 +14,41 @@ import (
 
 // loadConfig is the load test's configuration (flags of `corebench`).
 type loadConfig struct {
-	data      dataset
-	seed      seedSpec
-	conc      int
-	reads     int // requests per read scenario
-	writes    int // per write scenario (the webhook's too)
-	logins    int
-	warmup    int // GET-book requests before the first scenario, not recorded
-	only      []string
-	noIndex   bool
-	domain    string
-	waitIdle  time.Duration
-	idleMax   float64 // % of one core other processes may use when a scenario starts
-	timeout   time.Duration
-	rngSeed   uint64
-	keepGoing bool // a failing sanity check warns instead of stopping
+	data       dataset
+	seed       seedSpec
+	conc       int
+	reads      int // requests per read scenario
+	writes     int // per write scenario (the webhook's too)
+	logins     int
+	aggs       int    // per aggregation scenario
+	sqlite     string // the sqlite3 shell to compare the aggregations with; "": no comparison
+	sqliteRuns int
+	warmup     int // GET-book requests before the first scenario, not recorded
+	only       []string
+	noIndex    bool
+	domain     string
+	waitIdle   time.Duration
+	idleMax    float64 // % of one core other processes may use when a scenario starts
+	timeout    time.Duration
+	rngSeed    uint64
+	keepGoing  bool // a failing sanity check warns instead of stopping
 }
 
 func defaultLoadConfig() loadConfig {
 	return loadConfig{
-		data:     defaultDataset,
-		seed:     seedSpec{batch: 250, conc: 1},
-		conc:     32,
-		reads:    20000,
-		writes:   6400,
-		logins:   512,
-		warmup:   2000,
-		waitIdle: 60 * time.Second,
-		idleMax:  20,
-		timeout:  60 * time.Second,
-		rngSeed:  42,
+		data:       defaultDataset,
+		seed:       seedSpec{batch: 250, conc: 1},
+		conc:       32,
+		reads:      20000,
+		writes:     6400,
+		logins:     512,
+		aggs:       1000,
+		sqliteRuns: 200,
+		warmup:     2000,
+		waitIdle:   60 * time.Second,
+		idleMax:    20,
+		timeout:    60 * time.Second,
+		rngSeed:    42,
 	}
 }
 
@@ -54,6 +59,8 @@ func (c loadConfig) count(cl class) int {
 		return c.reads
 	case classLogin:
 		return c.logins
+	case classAggregate:
+		return c.aggs
 	default:
 		return c.writes
 	}
@@ -85,6 +92,7 @@ type report struct {
 	// server memory in kB; -1 when not measured
 	rssSeeded, rssLoadMax, hwm int64
 	notes                      []string
+	sqlite                     []sqliteRow // the SQLite comparison, when asked for
 }
 
 // meter measures the server around a piece of work: CPU time, memory,
@@ -307,6 +315,17 @@ func runBench(ctx context.Context, srv *server, cfg loadConfig, p *progress) (*r
 		r.rows = append(r.rows, rw)
 	}
 	r.hwm = m.kB("VmHWM")
+	if cfg.sqlite != "" && slices.ContainsFunc(run, func(sc *scenario) bool { return sc.class == classAggregate }) {
+		dir, err := os.MkdirTemp("", "corebench-sqlite-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		p.printf("SQLite (%s): the same books, each aggregation query %d times", cfg.sqlite, cfg.sqliteRuns)
+		if r.sqlite, err = runSQLite(ctx, cfg.sqlite, dir, cfg.data, cfg.sqliteRuns); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 

@@ -63,6 +63,9 @@ func runLoadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.IntVar(&cfg.reads, "reads", cfg.reads, "requests per read scenario (a, b1, b2, c, g)")
 	fs.IntVar(&cfg.writes, "writes", cfg.writes, "requests per write scenario (d, e, h)")
 	fs.IntVar(&cfg.logins, "logins", cfg.logins, "requests of the login scenario (f)")
+	fs.IntVar(&cfg.aggs, "aggregates", cfg.aggs, "requests per aggregation scenario (j, k)")
+	fs.StringVar(&cfg.sqlite, "sqlite", "", "the sqlite3 shell: also time the aggregations' SQL on the same books in SQLite and print the comparison")
+	fs.IntVar(&cfg.sqliteRuns, "sqlite-runs", cfg.sqliteRuns, "times each SQLite query runs (the median is reported)")
 	fs.IntVar(&cfg.warmup, "warmup", cfg.warmup, "GET-book requests before the first scenario, not recorded")
 	fs.StringVar(&only, "only", "", "comma-separated scenario names to run (default all)")
 	fs.IntVar(&cfg.data.books, "books", cfg.data.books, "books to seed")
@@ -83,8 +86,8 @@ func runLoadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
 	}
-	if cfg.conc < 1 || cfg.reads < 1 || cfg.writes < 1 || cfg.logins < 1 || cfg.seed.batch < 1 || cfg.warmup < 0 {
-		return usageError{"--conc, --reads, --writes, --logins and --seed-batch must be positive"}
+	if cfg.conc < 1 || cfg.reads < 1 || cfg.writes < 1 || cfg.logins < 1 || cfg.aggs < 1 || cfg.sqliteRuns < 1 || cfg.seed.batch < 1 || cfg.warmup < 0 {
+		return usageError{"--conc, --reads, --writes, --logins, --aggregates, --sqlite-runs and --seed-batch must be positive"}
 	}
 	for name := range strings.SplitSeq(only, ",") {
 		if name = strings.TrimSpace(name); name != "" {

@@ -41,6 +41,12 @@ func (r *report) markdown() string {
 		c.conc, fmtInt(int64(c.reads)), fmtInt(int64(c.writes)), fmtInt(int64(c.logins)))
 	b.WriteString(formatTable(r.rows))
 	b.WriteString("\n")
+	if len(r.sqlite) > 0 {
+		fmt.Fprintf(&b, "Aggregations against SQLite on the same %s books (sqlite3 shell, CPU of the query alone, median of %d runs; cored: server CPU per request, HTTP included):\n\n",
+			fmtInt(int64(c.data.books)), c.sqliteRuns)
+		b.WriteString(sqliteTable(r.rows, r.sqlite))
+		b.WriteString("\n")
+	}
 	busiest := -1
 	for i, rw := range r.rows {
 		if !math.IsNaN(rw.loadPct) && (busiest < 0 || rw.loadPct > r.rows[busiest].loadPct) {

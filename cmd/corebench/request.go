@@ -13,6 +13,8 @@ const (
 	classRead  class = "read"
 	classWrite class = "write"
 	classLogin class = "login"
+	// classAggregate: a request that reads every book.
+	classAggregate class = "aggregate"
 )
 
 // request is what a scenario sends: method, path and body templates and

@@ -53,6 +53,8 @@ const (
 	scGraphQLList   = "g_graphql_list_price_gt_50"
 	scWebhook       = "h_webhook_function"
 	scGranteeList   = "i_list_books_as_grantee"
+	scAggregate     = "j_aggregate_price_gt_50"
+	scGroupBy       = "k_group_by_authorid"
 	bookSelection   = `core { id created updated trashed createdBy impl app release instance publisherRealm publisherApp publisherRelease instanceId } title authorid price`
 	pageInfoFields  = `pageInfo { hasPreviousPage hasNextPage startCursor endCursor pageLimit previousOffsets nextOffsets }`
 	webhookBodyTmpl = `{"event":"bench","n":{n}}`
@@ -64,7 +66,16 @@ const (
 var graphqlList = `{ find(type: Book, arcql: "price > 50", first: 25) { edges { cursor node { ... on Book { ` +
 	bookSelection + ` } } } ` + pageInfoFields + ` } }`
 
-// scenarios returns every scenario against in.
+// The aggregation documents, and the SQLite queries they are compared
+// with (sqlite.go).
+const (
+	aggregateDoc = `{ aggregate { book(where: "price > 50") { price { avg sum } core { count } } } }`
+	groupByDoc   = `{ aggregate { bookWith(groupBy: [{field: authorid}], first: 10000) { price { avg sum } core { count } groupValues { value } } } }`
+)
+
+// scenarios returns every scenario against in, in the order they run:
+// the aggregations run before the writes, on the rows as seeded (the
+// rows SQLite is given).
 func scenarios(in instance) []*scenario {
 	books, authors := in.data.bookIDs(), in.data.authorIDs()
 	crud := [][2]string{{"core-domain", in.domain}, {"authorization", in.token}}
@@ -80,6 +91,13 @@ func scenarios(in instance) []*scenario {
 		panic(err) // a constant string always encodes
 	}
 	over50 := in.data.topPrices(25)
+	gqlPost := func(doc string) *request {
+		b, err := json.Marshal(map[string]any{"query": doc})
+		if err != nil {
+			panic(err) // a constant string always encodes
+		}
+		return send("POST", "/graphql", string(b), nil, crud)
+	}
 	return []*scenario{
 		{name: scGetBook, class: classRead, desc: "GET one book by id (random id)",
 			req: get("/rest/v1/Book/{id}", books), check: in.checkBook},
@@ -91,6 +109,10 @@ func scenarios(in instance) []*scenario {
 			check: func(c checkCtx) error { return checkOver50(c.a, len(over50), over50) }},
 		{name: scGetAuthor, class: classRead, desc: "GET one author with its booklist expanded",
 			req: get("/rest/v1/Author/{id}", authors), check: in.checkAuthor},
+		{name: scAggregate, class: classAggregate, desc: "aggregate `price > 50`: avg and sum of price, count (GraphQL)",
+			req: gqlPost(aggregateDoc), check: in.checkAggregate},
+		{name: scGroupBy, class: classAggregate, desc: "group by authorid (one group per author): avg and sum of price, count (GraphQL)",
+			req: gqlPost(groupByDoc), check: in.checkGroupBy},
 		{name: scCreate, class: classWrite, desc: "create a book (POST /rest/v1)",
 			req:   send("POST", "/rest/v1", `{"values":{"Book":[{"title":"bench book {n}","authorid":{r:1000},"price":{r:100}}]}}`, nil, crud),
 			check: checkCreated},
@@ -115,7 +137,7 @@ func scenarios(in instance) []*scenario {
 
 // scenarioNames lists the names, for flags and messages.
 func scenarioNames() []string {
-	return []string{scGetBook, scList, scListSorted, scGetAuthor, scCreate, scUpdate, scLogin, scGraphQLList, scWebhook, scGranteeList}
+	return []string{scGetBook, scList, scListSorted, scGetAuthor, scAggregate, scGroupBy, scCreate, scUpdate, scLogin, scGraphQLList, scWebhook, scGranteeList}
 }
 
 // ok2xx fails a non-2xx answer or one carrying GraphQL errors, and
@@ -230,6 +252,58 @@ func (in instance) checkAuthor(c checkCtx) error {
 		j, _ := index(r.Core.ID)
 		if dig(list, i, "core", "id") != r.Core.ID || dig(list, i, "title") != in.data.book(j).Title {
 			return fmt.Errorf("booklist[%d] is not book %s with its title embedded: %s", i, r.Core.ID, c.a.excerpt())
+		}
+	}
+	return nil
+}
+
+// checkAggregate: the count, sum and average of the prices above 50, as
+// seeded.
+func (in instance) checkAggregate(c checkCtx) error {
+	v, err := ok2xx(c.a)
+	if err != nil {
+		return err
+	}
+	n, sum := 0, 0.0
+	for j := 1; j <= in.data.books; j++ {
+		if p := bookPrice(j); p > 50 {
+			n, sum = n+1, sum+p
+		}
+	}
+	got := dig(v, "data", "aggregate", "book")
+	count, _ := dig(got, "core", "count").(float64)
+	gotSum, _ := dig(got, "price", "sum").(float64)
+	avg, _ := dig(got, "price", "avg").(float64)
+	if int(count) != n || !near(gotSum, sum) || (n > 0 && !near(avg, sum/float64(n))) {
+		return fmt.Errorf("want count %d, sum %.2f at data.aggregate.book: %s", n, sum, c.a.excerpt())
+	}
+	return nil
+}
+
+// checkGroupBy: one group per author, in authorid order, each with its
+// books' count and price sum as seeded.
+func (in instance) checkGroupBy(c checkCtx) error {
+	v, err := ok2xx(c.a)
+	if err != nil {
+		return err
+	}
+	groups, _ := dig(v, "data", "aggregate", "bookWith").([]any)
+	if len(groups) != in.data.authors {
+		return fmt.Errorf("%d groups, want %d (one per author): %s", len(groups), in.data.authors, c.a.excerpt())
+	}
+	counts := make([]int, in.data.authors+1)
+	sums := make([]float64, in.data.authors+1)
+	for j := 1; j <= in.data.books; j++ {
+		b := in.data.book(j)
+		counts[b.AuthorID]++
+		sums[b.AuthorID] += b.Price
+	}
+	for i, g := range groups {
+		k := i + 1
+		count, _ := dig(g, "core", "count").(float64)
+		sum, _ := dig(g, "price", "sum").(float64)
+		if dig(g, "groupValues", 0, "value") != strconv.Itoa(k) || int(count) != counts[k] || !near(sum, sums[k]) {
+			return fmt.Errorf("group %d: want authorid %d with %d books summing %.2f, got %v", i, k, counts[k], sums[k], g)
 		}
 	}
 	return nil

@@ -27,7 +27,7 @@ func tinyConfig() loadConfig {
 	cfg := defaultLoadConfig()
 	cfg.data = dataset{books: 60, authors: 10, perAuthor: 5}
 	cfg.seed = seedSpec{batch: 25, conc: 2}
-	cfg.conc, cfg.reads, cfg.writes, cfg.logins, cfg.warmup = 4, 40, 12, 2, 8
+	cfg.conc, cfg.reads, cfg.writes, cfg.logins, cfg.aggs, cfg.warmup = 4, 40, 12, 2, 6, 8
 	cfg.waitIdle = 0
 	cfg.domain = "bench.test"
 	return cfg

@@ -134,7 +134,7 @@ type exec struct {
 	slab  []store.Record // see bare
 	// visit, when set, takes every record the query selects instead of
 	// the page (Aggregate): records stream through it, none is kept.
-	visit func(*store.Record)
+	visit func(*store.Record) error
 }
 
 // decode decodes a record of the query's type: in full, or when probing
@@ -313,8 +313,7 @@ func (e *exec) offer(r *store.Record) error {
 		}
 	}
 	if e.visit != nil {
-		e.visit(r)
-		return nil
+		return e.visit(r)
 	}
 	if e.skipped < e.q.Skip {
 		e.skipped++

@@ -71,7 +71,9 @@ func (s *Store) Aggregate(ctx context.Context, inst string, q *store.AggQuery) (
 		if (r.Trashed != nil && !q.IncludeTrashed) || !arcql.Match(filter, r) {
 			continue
 		}
-		acc.Add(r)
+		if err := acc.Add(r); err != nil {
+			return nil, err
+		}
 	}
 	if err := cur.Err(); err != nil {
 		return nil, s.fail(ctx, "aggregate", err)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -165,6 +166,29 @@ func testAggregate(t *testing.T, e *env) {
 		_, err := e.s.Aggregate(e.ctx, inst, &store.AggQuery{Type: "Book", GroupBy: []store.GroupKey{{Field: "core.created", Unit: "WEEKS"}}})
 		if err == nil {
 			t.Error("a group by WEEKS was accepted")
+		}
+	})
+
+	t.Run("bounds", func(t *testing.T) {
+		for _, c := range []struct {
+			name string
+			q    store.AggQuery
+			msg  string
+		}{
+			{"groups", store.AggQuery{Type: "Book", GroupBy: byAuthor, MaxGroups: 3},
+				"aggregate: more than 3 groups; narrow where, or group by fewer or coarser keys"},
+			{"distinct values", store.AggQuery{Type: "Book", Fields: priceAndAuthor, MaxDistinct: 4},
+				"aggregate: more than 4 distinct values; narrow where, or leave out distinct"},
+		} {
+			_, err := e.s.Aggregate(e.ctx, inst, &c.q)
+			var be *store.BoundError
+			if !errors.As(err, &be) || be.Msg != c.msg {
+				t.Errorf("%s: %v, want a BoundError %q", c.name, err, c.msg)
+			}
+		}
+		// At the bounds, the answer is whole.
+		if got := agg(&store.AggQuery{Type: "Book", Fields: priceAndAuthor, GroupBy: byAuthor, MaxGroups: 4, MaxDistinct: 6}); len(got) != 4 {
+			t.Errorf("at the bounds: %d groups, want 4", len(got))
 		}
 	})
 }
