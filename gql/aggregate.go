@@ -298,6 +298,11 @@ func resolveAggregate(p graphql.ResolveParams, t *schema.Type, grouped bool) (an
 		return nil, err
 	}
 	q := &store.AggQuery{Type: t.Name}
+	for _, f := range aggregatable(t) {
+		if f.Kind == schema.KindScalar && f.Type == "Int" {
+			q.Ints = append(q.Ints, f.Name)
+		}
+	}
 	q.IncludeTrashed, _ = p.Args["includeTrashed"].(bool)
 	where, _ := p.Args["where"].(string)
 	if where != "" {

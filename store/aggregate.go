@@ -34,6 +34,10 @@ type AggQuery struct {
 	// the order of GroupBy; First keeps at most this many (0: all).
 	After []any
 	First int
+	// Ints names the fields whose numbers are integers (declared Int): a
+	// store that reads values from an index, where numbers are float64,
+	// gives those back as int64, as the records hold them.
+	Ints []string
 	// MaxGroups and MaxDistinct bound the memory of one aggregation: the
 	// groups it holds and the distinct values it holds over all groups (0:
 	// DefaultMaxGroups, DefaultMaxDistinct). Past either, Add fails with

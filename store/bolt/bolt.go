@@ -81,8 +81,11 @@ var (
 	bucketRec   = []byte("rec")
 	bucketIdx   = []byte("idx")
 	bucketCount = []byte("count")
-	keyVersion  = []byte("version")
-	keyGen      = []byte("gen")
+	// bucketTrashed holds, per type, the number of its trashed records,
+	// once declareType has counted them (aggregate_index.go reads it).
+	bucketTrashed = []byte("trashed")
+	keyVersion    = []byte("version")
+	keyGen        = []byte("gen")
 )
 
 // layoutVersion is the on-disk layout this code reads and writes.

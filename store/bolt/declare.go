@@ -338,7 +338,35 @@ func (s *Store) declareType(ib *bbolt.Bucket, old, t *typeState) error {
 			return err
 		}
 	}
-	return nil
+	return startTrashCount(ib, typ)
+}
+
+// startTrashCount counts a type's trashed records, once: from then on
+// every write keeps the count (writer.trashed). Instances declared before
+// the count existed get it at their next declaration that changes a type.
+func startTrashCount(ib *bbolt.Bucket, typ string) error {
+	tb, err := ib.CreateBucketIfNotExists(bucketTrashed)
+	if err != nil || tb.Get([]byte(typ)) != nil {
+		return err
+	}
+	n := uint64(0)
+	if rb := recBucket(ib, typ); rb != nil {
+		r := &store.Record{Type: typ}
+		err := rb.ForEach(func(k, v []byte) error {
+			r.ID = string(k)
+			if err := decodeInto(r, v, nil, []string{}); err != nil {
+				return err
+			}
+			if r.Trashed != nil {
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return tb.Put([]byte(typ), u64(n))
 }
 
 // buildIndex creates an index bucket and fills it from the type's records.

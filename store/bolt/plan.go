@@ -54,6 +54,9 @@ const (
 	planScan     planKind = "scan"       // the type's bucket in id order
 	planScanSort planKind = "scan-sort"  // every record, sorted in memory
 	planNone     planKind = "none"       // the filter matches nothing
+	// planIndexOnly: an aggregation read from one index's entries alone
+	// (aggregate_index.go).
+	planIndexOnly planKind = "index-only"
 )
 
 // planInfo says how a Find ran: the plan, the index used and the work done.

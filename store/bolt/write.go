@@ -113,6 +113,11 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 		if err := w.reindex(op.Type, old, nil); err != nil {
 			return store.OpResult{}, err
 		}
+		if old.Trashed != nil {
+			if err := w.trashed(op.Type, -1); err != nil {
+				return store.OpResult{}, err
+			}
+		}
 		return store.OpResult{Changed: true}, w.count(op.Type, -1)
 	case store.OpTrash:
 		if old.Trashed != nil {
@@ -149,6 +154,15 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 	}
 	if old == nil {
 		if err := w.count(op.Type, 1); err != nil {
+			return store.OpResult{}, err
+		}
+	}
+	if was, is := old != nil && old.Trashed != nil, rec.Trashed != nil; was != is {
+		delta := int64(1)
+		if was {
+			delta = -1
+		}
+		if err := w.trashed(op.Type, delta); err != nil {
 			return store.OpResult{}, err
 		}
 	}
@@ -250,6 +264,41 @@ func (w *writer) count(typ string, delta int64) error {
 		n = 0
 	}
 	return cb.Put([]byte(typ), binary.BigEndian.AppendUint64(nil, uint64(n)))
+}
+
+// trashed adds delta to the count of a type's trashed records, where it
+// is kept (startTrashCount began it).
+func (w *writer) trashed(typ string, delta int64) error {
+	tb := w.ib.Bucket(bucketTrashed)
+	if tb == nil {
+		return nil
+	}
+	v := tb.Get([]byte(typ))
+	if v == nil {
+		return nil
+	}
+	n := int64(getU64(v)) + delta
+	if n < 0 {
+		return fmt.Errorf("bolt: the count of trashed %s records went below zero", typ)
+	}
+	return tb.Put([]byte(typ), u64(uint64(n)))
+}
+
+// trashedCount is the number of trashed records of a type; ok is false
+// where it is not kept.
+func trashedCount(ib *bbolt.Bucket, typ string) (n int, ok bool) {
+	if ib == nil {
+		return 0, false
+	}
+	tb := ib.Bucket(bucketTrashed)
+	if tb == nil {
+		return 0, false
+	}
+	v := tb.Get([]byte(typ))
+	if v == nil {
+		return 0, false
+	}
+	return int(getU64(v)), true
 }
 
 // recordCount is the number of records of a type.
