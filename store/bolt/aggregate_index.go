@@ -1,7 +1,6 @@
 package bolt
 
 import (
-	"encoding/binary"
 	"math"
 	"slices"
 	"strings"
@@ -143,16 +142,10 @@ func keyValue(b []byte, asInt bool) (any, []byte, bool) {
 	case kTrue:
 		return true, b[1:], true
 	case kNumber:
-		if len(b) < 9 {
+		f, ok := keyNumber(b)
+		if !ok {
 			return nil, nil, false
 		}
-		u := binary.BigEndian.Uint64(b[1:9])
-		if u&(1<<63) != 0 {
-			u &^= 1 << 63
-		} else {
-			u = ^u
-		}
-		f := math.Float64frombits(u)
 		if asInt && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
 			return int64(f), b[9:], true
 		}

@@ -211,16 +211,10 @@ func keyValueOf(b []byte) any {
 	case kTrue:
 		return true
 	case kNumber:
-		if len(b) < 9 {
+		f, ok := keyNumber(b)
+		if !ok {
 			return nil
 		}
-		u := binary.BigEndian.Uint64(b[1:9])
-		if u&(1<<63) != 0 {
-			u &^= 1 << 63
-		} else {
-			u = ^u
-		}
-		f := math.Float64frombits(u)
 		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
 			return int64(f)
 		}

@@ -139,6 +139,21 @@ func appendKeyNumber(buf []byte, f float64) []byte {
 	return binary.BigEndian.AppendUint64(buf, u)
 }
 
+// keyNumber decodes the number appendKeyNumber encoded at the start of b
+// (its kNumber tag included).
+func keyNumber(b []byte) (float64, bool) {
+	if len(b) < 9 || b[0] != kNumber {
+		return 0, false
+	}
+	u := binary.BigEndian.Uint64(b[1:9])
+	if u&(1<<63) != 0 {
+		u &^= 1 << 63
+	} else {
+		u = ^u
+	}
+	return math.Float64frombits(u), true
+}
+
 // appendEscaped appends s escaped and terminated.
 func appendEscaped(buf []byte, s string) []byte {
 	buf = appendEscapedPrefix(buf, s)
