@@ -219,30 +219,16 @@ func NewAccumulator(q *AggQuery) *Accumulator {
 // rule. It fails with a *BoundError, and the caller stops, when the
 // record would make one group or distinct value more than the bounds.
 func (a *Accumulator) Add(r *Record) error {
-	a.key.Reset()
 	for i, k := range a.q.GroupBy {
 		v := recordValue(r, k.Field)
 		if k.Unit != "" {
 			v = bucket(v, k.Unit)
 		}
 		a.keys[i] = v
-		canonical(&a.key, v)
-		a.key.WriteByte(0)
 	}
-	g := a.groups[a.key.String()]
-	if g == nil {
-		if len(a.groups) >= a.maxGroups {
-			return &BoundError{fmt.Sprintf("aggregate: more than %d groups; narrow where, or group by fewer or coarser keys", a.maxGroups)}
-		}
-		g = &Group{Keys: slices.Clone(a.keys), Fields: make(map[string]*FieldAggs, len(a.q.Fields))}
-		for _, f := range a.q.Fields {
-			fa := &FieldAggs{Distinct: f.Distinct}
-			if f.Distinct {
-				fa.values = map[string]any{}
-			}
-			g.Fields[f.Field] = fa
-		}
-		a.groups[a.key.String()] = g
+	g, err := a.group(a.keys)
+	if err != nil {
+		return err
 	}
 	g.Count++
 	for _, f := range a.q.Fields {
@@ -254,6 +240,47 @@ func (a *Accumulator) Add(r *Record) error {
 		}
 	}
 	return nil
+}
+
+// AddCount adds n records whose group key values are keys (in the order
+// of GroupBy, units applied), for a store that counted them itself: the
+// query must ask for no field aggregates.
+func (a *Accumulator) AddCount(keys []any, n int) error {
+	if len(keys) != len(a.q.GroupBy) || len(a.q.Fields) > 0 {
+		return fmt.Errorf("%w: AddCount with %d keys for %d group keys and %d fields", ErrAggregate, len(keys), len(a.q.GroupBy), len(a.q.Fields))
+	}
+	g, err := a.group(keys)
+	if err != nil {
+		return err
+	}
+	g.Count += n
+	return nil
+}
+
+// group returns the group of the key values, made (within the bound on
+// groups) when it is new.
+func (a *Accumulator) group(keys []any) (*Group, error) {
+	a.key.Reset()
+	for _, v := range keys {
+		canonical(&a.key, v)
+		a.key.WriteByte(0)
+	}
+	if g := a.groups[a.key.String()]; g != nil {
+		return g, nil
+	}
+	if len(a.groups) >= a.maxGroups {
+		return nil, &BoundError{fmt.Sprintf("aggregate: more than %d groups; narrow where, or group by fewer or coarser keys", a.maxGroups)}
+	}
+	g := &Group{Keys: slices.Clone(keys), Fields: make(map[string]*FieldAggs, len(a.q.Fields))}
+	for _, f := range a.q.Fields {
+		fa := &FieldAggs{Distinct: f.Distinct}
+		if f.Distinct {
+			fa.values = map[string]any{}
+		}
+		g.Fields[f.Field] = fa
+	}
+	a.groups[a.key.String()] = g
+	return g, nil
 }
 
 // recordValue is a field's value, or core.created / core.updated.

@@ -3,49 +3,140 @@ package mongo
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/arcql"
 )
 
-// Aggregate computes a query's groups from one MongoDB query: the filter
-// runs on the server as Find's does (on the instance's indexes), only the
-// fields the filter, the groups and the aggregates read are sent back, and
-// each record is checked with arcql.Match and handed to a
-// store.Accumulator as the cursor streams: memory holds the groups, never
-// the records. (A $group pipeline would move the arithmetic to the
-// server too; the results must then match the embedded store's exactly,
-// kinds of sums and cross-kind min/max included, which the accumulator
-// gives for free.)
+// Aggregate computes a query's groups. A count of records, grouped or not
+// by plain fields, under a filter that compiles exactly, is one
+// aggregation pipeline ($match, $group with $sum: 1): the server counts,
+// and only the groups come back. Every other query is one find with the
+// filter pushed to the server and only the fields the filter, the groups
+// and the aggregates read sent back; each record is checked with
+// arcql.Match and handed to a store.Accumulator as the cursor streams:
+// memory holds the groups, never the records. Sums, averages, extremes
+// and distinct values are not asked of the server because the
+// MongoDB-wire server the tests run (FerretDB 1.24) implements $count and
+// $sum only, so a pipeline computing them could not be checked against
+// the embedded store's results; the accumulator gives the same results on
+// both stores by construction (kinds of sums, cross-kind extremes).
 func (s *Store) Aggregate(ctx context.Context, inst string, q *store.AggQuery) ([]*store.Group, error) {
+	gs, _, err := s.aggregate(ctx, inst, q)
+	return gs, err
+}
+
+// aggregate is Aggregate that also reports whether the server grouped
+// (for tests).
+func (s *Store) aggregate(ctx context.Context, inst string, q *store.AggQuery) ([]*store.Group, bool, error) {
 	if q == nil {
-		return nil, errors.New("mongo: aggregate without a query")
+		return nil, false, errors.New("mongo: aggregate without a query")
 	}
 	if err := q.Check(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := checkName("instance", inst); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	acc := store.NewAccumulator(q)
 	if checkName("type", q.Type) != nil {
-		return acc.Groups(), nil
+		return acc.Groups(), false, nil
 	}
 	filter, err := store.ResolveHops(ctx, s, inst, q.Filter, s.cfg.HopLimit)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	p, err := buildPlan(inst, &store.Query{Type: q.Type, IncludeTrashed: q.IncludeTrashed}, filter, nil, nil)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if p.none {
-		return acc.Groups(), nil
+		return acc.Groups(), false, nil
 	}
+	if countable(q, p) {
+		if err := s.countGroups(ctx, q, p, acc); err != nil {
+			return nil, false, err
+		}
+		return acc.Groups(), true, nil
+	}
+	if err := s.streamRecords(ctx, q, p, filter, acc); err != nil {
+		return nil, false, err
+	}
+	return acc.Groups(), false, nil
+}
+
+// countable reports whether the server can count q's groups: no field
+// aggregates, group keys that are record fields without a time unit, and
+// a filter that selects exactly.
+func countable(q *store.AggQuery, p *plan) bool {
+	if len(q.Fields) > 0 || !p.exact {
+		return false
+	}
+	for _, k := range q.GroupBy {
+		if k.Unit != "" || strings.HasPrefix(k.Field, "core.") {
+			return false
+		}
+	}
+	return true
+}
+
+// countGroups runs $match and $group and adds each group's count. A
+// record without a key field and one with it null fall in one group here
+// as in the accumulator (MongoDB keeps them apart: AddCount joins them).
+func (s *Store) countGroups(ctx context.Context, q *store.AggQuery, p *plan, acc *store.Accumulator) error {
+	var id any
+	if len(q.GroupBy) > 0 {
+		keys := bson.D{}
+		for i, k := range q.GroupBy {
+			keys = append(keys, bson.E{Key: groupKeyName(i), Value: "$" + fieldPath(strings.Split(k.Field, "."))})
+		}
+		id = keys
+	}
+	pipeline := mongo.Pipeline{
+		{{Key: "$match", Value: p.filter}},
+		{{Key: "$group", Value: bson.D{{Key: "_id", Value: id}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}},
+	}
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	cur, err := s.records.Aggregate(octx, pipeline)
+	if err != nil {
+		return s.fail(ctx, "aggregate", err)
+	}
+	defer cur.Close(context.WithoutCancel(octx))
+	keys := make([]any, len(q.GroupBy))
+	for cur.Next(octx) {
+		var doc struct {
+			ID bson.M `bson:"_id"`
+			N  int64  `bson:"n"`
+		}
+		if err := cur.Decode(&doc); err != nil {
+			return s.fail(ctx, "decoding a group", err)
+		}
+		for i := range keys {
+			keys[i] = decodeValue(doc.ID[groupKeyName(i)])
+		}
+		if err := acc.AddCount(keys, int(doc.N)); err != nil {
+			return err
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return s.fail(ctx, "aggregate", err)
+	}
+	return nil
+}
+
+// groupKeyName names the i-th group key in a $group _id.
+func groupKeyName(i int) string { return "k" + strconv.Itoa(i) }
+
+// streamRecords reads the records the plan selects, with the fields q
+// reads, into acc.
+func (s *Store) streamRecords(ctx context.Context, q *store.AggQuery, p *plan, filter arcql.Expr, acc *store.Accumulator) error {
 	proj := projection(filter, nil)
 	for _, f := range q.ReadFields() {
 		if !strings.HasPrefix(f, "core.") {
@@ -56,27 +147,27 @@ func (s *Store) Aggregate(ctx context.Context, inst string, q *store.AggQuery) (
 	defer cancel()
 	cur, err := s.records.Find(octx, p.filter, options.Find().SetProjection(proj))
 	if err != nil {
-		return nil, s.fail(ctx, "aggregate", err)
+		return s.fail(ctx, "aggregate", err)
 	}
 	defer cur.Close(context.WithoutCancel(octx))
 	for cur.Next(octx) {
 		var doc bson.M
 		if err := cur.Decode(&doc); err != nil {
-			return nil, s.fail(ctx, "decoding a record", err)
+			return s.fail(ctx, "decoding a record", err)
 		}
 		r, err := decodeRecord(doc)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if (r.Trashed != nil && !q.IncludeTrashed) || !arcql.Match(filter, r) {
 			continue
 		}
 		if err := acc.Add(r); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := cur.Err(); err != nil {
-		return nil, s.fail(ctx, "aggregate", err)
+		return s.fail(ctx, "aggregate", err)
 	}
-	return acc.Groups(), nil
+	return nil
 }
