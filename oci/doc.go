@@ -47,6 +47,17 @@
 // cross-repository mount from another app's repository becomes an
 // ordinary upload.
 //
+// # Artifacts, referrers and digests (OCI Distribution 1.1)
+//
+// A manifest that is an artifact (an artifactType, or a config that is
+// not an image's) is stored as any registry would and is no function
+// (push.go). A manifest with a subject is answered with OCI-Subject and
+// listed by GET /v2/{app}/{name}/referrers/{digest}, read from the
+// repository's manifests each time (referrers.go). Blobs and manifests
+// pushed by a digest other than sha256 answer that digest; distribution
+// keeps them under their sha256 and a link under the other (digests.go,
+// pushDigest). Non-distributable layers (urls) are accepted.
+//
 // # Tags
 //
 // A version, once pushed, stays the image it is: pushing another image

@@ -133,3 +133,15 @@ func (r *Registry) dropFunction(ctx context.Context, f Function) error {
 	}
 	return nil
 }
+
+// dropVersion removes the function version an image push left, if any.
+func (r *Registry) dropVersion(ctx context.Context, app, name, version string) error {
+	f, err := r.Function(ctx, app, name, version)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return r.dropFunction(ctx, f)
+}

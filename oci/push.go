@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -30,8 +29,10 @@ const maxManifestBytes = 4 << 20
 //  2. the image is read (its layers were pushed before the manifest):
 //     with /function/package.json or /function/index.js it is a
 //     JavaScript function, whose package must be valid (it is refused as
-//     an upload through the admin API would be, with the reason);
-//     otherwise it is for a container engine;
+//     an upload through the admin API would be, with the reason); an
+//     artifact (an artifactType, or a config that is not an image's) is
+//     stored under its tag as any registry would and is no function;
+//     any other image is for a container engine;
 //  3. distribution stores the manifest and the tag;
 //  4. the version is published: the package of a JavaScript image
 //     replaces the version's package (the next call runs it, in every
@@ -44,12 +45,9 @@ func (r *Registry) pushTag(w http.ResponseWriter, req *http.Request, rt route) e
 		return answer(w, errcode.ErrorCodeTagInvalid.WithMessage(fmt.Sprintf(
 			"tag %q: tags are function versions, 1 to %d letters, digits, '.', '_' and '-', starting with a letter or digit", version, maxNameLen)))
 	}
-	body, err := io.ReadAll(io.LimitReader(req.Body, maxManifestBytes+1))
+	body, err := readManifest(req)
 	if err != nil {
-		return answer(w, errcode.ErrorCodeManifestInvalid.WithMessage("reading the manifest failed: "+err.Error()))
-	}
-	if len(body) > maxManifestBytes {
-		return answer(w, errcode.ErrorCodeManifestInvalid.WithMessage(fmt.Sprintf("the manifest is larger than %d bytes", maxManifestBytes)))
+		return answer(w, err)
 	}
 	dgst := digest.FromBytes(body)
 
@@ -79,10 +77,15 @@ func (r *Registry) pushTag(w http.ResponseWriter, req *http.Request, rt route) e
 	}
 
 	rec := &recorder{header: http.Header{}}
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	req.ContentLength = int64(len(body))
 	r.app.ServeHTTP(rec, req)
-	if rec.status == http.StatusCreated && img != nil {
+	acknowledgeSubject(rec, body)
+	if rec.status == http.StatusCreated && img != nil && img.artifact {
+		// The tag no longer names a function image.
+		if err := r.dropVersion(ctx, rt.app, rt.name, version); err != nil {
+			return answer(w, fmt.Errorf("%w: %w", errcode.ErrorCodeUnknown.WithMessage(
+				"the artifact is stored, but removing the function version its tag named failed: delete the version through the admin API"), err))
+		}
+	} else if rec.status == http.StatusCreated && img != nil {
 		f := Function{App: rt.app, Name: rt.name, Version: version, Image: rt.app + "/" + rt.name + "@" + dgst.String(),
 			Digest: dgst.String(), Runtime: img.runtime, Pushed: time.Now().UTC()}
 		if err := r.publish(ctx, &f, img); err != nil {
@@ -122,7 +125,10 @@ func (r *Registry) checkOverwrite(ctx context.Context, repo distribution.Reposit
 
 // pushed is what an image turned out to be.
 type pushed struct {
-	runtime string
+	// artifact: not a container image (manifest.artifact); stored under
+	// its tag, but no function version.
+	artifact bool
+	runtime  string
 	// pkg is the function package of a JavaScript image, as a .tar.gz.
 	pkg []byte
 }
@@ -133,9 +139,25 @@ var errMissing = errors.New("oci: the image names content that is not in the reg
 // manifest is the part of an image manifest or index (OCI or Docker)
 // that the inspection needs.
 type manifest struct {
-	MediaType string               `json:"mediaType"`
-	Manifests []ocispec.Descriptor `json:"manifests"`
-	Layers    []ocispec.Descriptor `json:"layers"`
+	MediaType    string               `json:"mediaType"`
+	ArtifactType string               `json:"artifactType"`
+	Config       *ocispec.Descriptor  `json:"config"`
+	Manifests    []ocispec.Descriptor `json:"manifests"`
+	Layers       []ocispec.Descriptor `json:"layers"`
+}
+
+// dockerImageConfig is the media type of a Docker image's config.
+const dockerImageConfig = "application/vnd.docker.container.image.v1+json"
+
+// artifact reports whether a manifest is an artifact rather than a
+// container image: it has an artifactType, or (an image manifest) a
+// config that is not an image's (OCI image-spec 1.1: a signature, an
+// SBOM, a Helm chart…).
+func (m *manifest) artifact() bool {
+	if m.ArtifactType != "" {
+		return true
+	}
+	return m.Config != nil && m.Config.MediaType != ocispec.MediaTypeImageConfig && m.Config.MediaType != dockerImageConfig
 }
 
 // inspect reads an image for its function. An index is read through one
@@ -145,6 +167,9 @@ func (r *Registry) inspect(ctx context.Context, repo distribution.Repository, bo
 	var m manifest
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, errcode.ErrorCodeManifestInvalid.WithMessage("the manifest is not JSON: " + err.Error())
+	}
+	if m.artifact() {
+		return &pushed{artifact: true}, nil
 	}
 	if len(m.Manifests) > 0 {
 		child, ok := pickImage(m.Manifests)
@@ -170,6 +195,9 @@ func (r *Registry) inspect(ctx context.Context, repo distribution.Repository, bo
 		m = manifest{}
 		if err := json.Unmarshal(payload, &m); err != nil {
 			return nil, errcode.ErrorCodeManifestInvalid.WithMessage("an image of the index is not JSON: " + err.Error())
+		}
+		if m.artifact() {
+			return &pushed{artifact: true}, nil
 		}
 	}
 	x := newExtractor(r.cfg.Packages, r.cfg.MaxImageBytes)

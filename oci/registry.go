@@ -129,6 +129,10 @@ func newApp(d storagedriver.StorageDriver, secret string) (app *handlers.App, er
 		"redirect":    configuration.Parameters{"disable": true},
 		"maintenance": configuration.Parameters{"uploadpurging": map[any]any{"enabled": false}},
 	}
+	// A layer that is not distributable names where it is fetched from
+	// (urls) and is not pushed: accept such manifests (OCI image-spec)
+	// rather than failing them.
+	conf.Validation.Manifests.URLs.Allow = []string{`^https?://`}
 	conf.HTTP.Secret = secret
 	conf.HTTP.RelativeURLs = true
 	// The defaults distribution's configuration parser would set (the
@@ -210,14 +214,22 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) error {
 		}
 		req.Body = http.MaxBytesReader(w, req.Body, r.cfg.MaxRequestBytes)
 		who.limitMount(req)
+		declineForeignMount(req)
 		// Blobs may take longer than the API calls the server's time-outs
 		// are made for (a layer on a slow link).
 		deadline := time.Now().Add(r.cfg.TransferTimeout)
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(deadline) // not supported by every writer (tests); the server's time-out then holds
 		_ = rc.SetWriteDeadline(deadline)
+		if d := requestedDigest(req, rt); d != "" {
+			w = &blobWriter{ResponseWriter: w, digest: d}
+		}
 	case rt.kind == kindManifests && req.Method == http.MethodPut && !isDigest(rt.ref):
 		return r.pushTag(w, req, rt)
+	case rt.kind == kindManifests && req.Method == http.MethodPut:
+		return r.pushDigest(w, req, rt)
+	case rt.kind == kindReferrers:
+		return r.referrers(w, req, rt)
 	case rt.kind == kindManifests && req.Method == http.MethodDelete:
 		return r.deleteManifest(w, req, rt)
 	}

@@ -16,6 +16,7 @@ const (
 	kindBlobs     = "blobs"     // /v2/{app}/{name}/blobs/…
 	kindManifests = "manifests" // /v2/{app}/{name}/manifests/{tag or digest}
 	kindTags      = "tags"      // /v2/{app}/{name}/tags/list
+	kindReferrers = "referrers" // /v2/{app}/{name}/referrers/{digest}
 )
 
 // route is a /v2/ request's target.
@@ -65,7 +66,9 @@ func parseRoute(p string) (route, error) {
 	return route{kind: kindBase}, nil
 }
 
-func isKind(s string) bool { return s == kindBlobs || s == kindManifests || s == kindTags }
+func isKind(s string) bool {
+	return s == kindBlobs || s == kindManifests || s == kindTags || s == kindReferrers
+}
 
 // validName: an fn.ValidName in lower case. Container references are
 // lowercase, so fn's upper-case letters are not allowed here;

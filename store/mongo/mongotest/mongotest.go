@@ -14,15 +14,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +26,7 @@ import (
 	driver "go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/corehq/core/internal/toolbin"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/mongo"
 )
@@ -200,81 +196,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // Build builds the FerretDB test server from tools/ferretdb unless a build
-// of the same sources is cached, and returns the binary's path. The cache
-// is a directory under the user cache directory (or the temporary
-// directory) named by the hash of the module's files; concurrent test
-// processes take a file lock so that one builds while the others wait.
-// The build needs Go and the module proxy only (the first one takes a
-// couple of minutes).
-func Build() (string, error) {
-	src, err := toolsDir()
-	if err != nil {
-		return "", err
-	}
-	h := sha256.New()
-	for _, f := range []string{"go.mod", "go.sum", "main.go"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", f, len(b))
-		h.Write(b)
-	}
-	fmt.Fprintf(h, "%s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	root, err := os.UserCacheDir()
-	if err != nil {
-		root = os.TempDir()
-	}
-	dir := filepath.Join(root, "corehq-core", "ferretdb-"+hex.EncodeToString(h.Sum(nil))[:16])
-	bin := filepath.Join(dir, "ferretdb")
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	unlock, err := lockFile(filepath.Join(dir, "build.lock"))
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil // built by another process meanwhile
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	tmp := bin + ".tmp"
-	cmd := exec.Command(goBin, "build", "-trimpath", "-o", tmp, ".")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("building FerretDB in %s: %w\n%s", src, err, tail(out, 4000))
-	}
-	if err := os.Rename(tmp, bin); err != nil {
-		return "", err
-	}
-	return bin, nil
-}
-
-// toolsDir finds tools/ferretdb from this file's place in the repository.
-func toolsDir() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("cannot locate the repository")
-	}
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "tools", "ferretdb")
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		return "", fmt.Errorf("the FerretDB tools module is missing: %w", err)
-	}
-	return dir, nil
-}
-
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
-}
+// of the same sources is cached (internal/toolbin), and returns the
+// binary's path. The first build takes a couple of minutes.
+func Build() (string, error) { return toolbin.Build("ferretdb", "build", "-trimpath", ".") }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package mongotest
+package toolbin
 
 import (
 	"os"

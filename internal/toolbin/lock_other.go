@@ -1,6 +1,6 @@
 //go:build !unix
 
-package mongotest
+package toolbin
 
 // lockFile is a no-op where flock is missing: concurrent first builds then
 // each build, and the last rename wins.
