@@ -1,6 +1,9 @@
 package server
 
-import "time"
+import (
+	"net/netip"
+	"time"
+)
 
 // Config configures the HTTP server.
 type Config struct {
@@ -25,6 +28,10 @@ type Config struct {
 	// request's context ends, which stops its store calls and functions,
 	// and it answers 504 TIMEOUT.
 	RequestTimeout time.Duration
+	// TrustedProxies are the peers whose X-Forwarded-For and Forwarded
+	// headers are believed for the client's address (clientip.go); none
+	// by default.
+	TrustedProxies []netip.Prefix
 	// AdminTokenHash is the SHA-256 of the admin token (admin.SetupToken).
 	// The zero value lets no request into /admin/v1.
 	AdminTokenHash [32]byte

@@ -46,7 +46,7 @@ func validRequestID(id string) bool {
 }
 
 // logRequests writes one line per request: request id, method, path
-// (never the query string), status, latency, bytes written, the instance's
+// (never the query string), client address (clientip.go), status, latency, bytes written, the instance's
 // domain once known, and the cause of a 5xx. Headers and bodies are never
 // logged: they carry tokens and passwords. The line has no caller: it is
 // always this function, and finding it costs a stack walk per request.
@@ -66,6 +66,7 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			zap.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
 			zap.String("method", req.Method),
 			zap.String("path", req.URL.Path),
+			zap.String("client", c.RealIP()),
 			zap.Int("status", res.Status),
 			zap.Duration("latency", time.Since(start)),
 			zap.Int64("bytes", res.Size),

@@ -77,10 +77,9 @@ func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Directory, 
 	s := &Server{cfg: cfg, log: logger, st: st, reg: reg, engine: engine, opts: o}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	// The client address is the connection's: X-Forwarded-For is not trusted
-	// unless a proxy in front is configured to set it (login throttling
-	// keys on it).
-	e.IPExtractor = echo.ExtractIPDirect()
+	// The client address is the connection's, or what a trusted proxy in
+	// front says it is (clientip.go): login throttling keys on it.
+	e.IPExtractor = clientIP(cfg.TrustedProxies)
 	e.HTTPErrorHandler = s.handleError
 	// Outermost first: the request id is known to the log line, the log
 	// line sees the status a recovered panic answers, and the body limit

@@ -31,8 +31,8 @@ import (
 
 // serveFlags are the settings of `cored serve`.
 type serveFlags struct {
-	addr, data, mongoURI, adminToken, logLevel, bodyLimit, requestTimeout, gateway, debugAddr string
-	demo                                                                                      bool
+	addr, data, mongoURI, adminToken, logLevel, bodyLimit, requestTimeout, gateway, debugAddr, trustedProxies string
+	demo                                                                                                      bool
 }
 
 // parseServe reads the flags of serve; each falls back to its environment
@@ -56,6 +56,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 			"e.g. http://gateway:8080/function/{app}-{name}-{version}; off when empty ($CORE_FUNCTION_GATEWAY)")
 	fs.StringVar(&f.debugAddr, "debug-addr", envOr(getenv, "CORE_DEBUG_ADDR", ""),
 		"loopback address (127.0.0.1:6060) to serve Go's profiler at /debug/pprof/ on; off when empty ($CORE_DEBUG_ADDR)")
+	fs.StringVar(&f.trustedProxies, "trusted-proxies", envOr(getenv, "CORE_TRUSTED_PROXIES", ""),
+		"comma-separated CIDR prefixes (or addresses) of the proxies in front, e.g. 10.0.0.0/8; only from those peers are "+
+			"X-Forwarded-For and Forwarded believed for the client's address; none when empty ($CORE_TRUSTED_PROXIES)")
 	fs.BoolVar(&f.demo, "demo", false, "deploy the demo app on demo.local, seed it and print a curl to try it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -95,6 +98,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil || timeout <= 0 {
 		return usageError{fmt.Sprintf("--request-timeout: %q is not a positive duration such as 30s", f.requestTimeout)}
 	}
+	proxies, err := server.ParseTrustedProxies(f.trustedProxies)
+	if err != nil {
+		return usageError{"--" + err.Error()}
+	}
 	log, stopLog := newLogger(stderr, level)
 	defer stopLog()
 
@@ -126,6 +133,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	cfg := server.DefaultConfig()
 	cfg.Addr, cfg.BodyLimit, cfg.AdminTokenHash, cfg.RequestTimeout = f.addr, limit, hash, timeout
+	cfg.TrustedProxies = proxies
 	secret, err := auth.LoadSecret(ctx, st)
 	if err != nil {
 		return fmt.Errorf("loading the session secret: %w", err)

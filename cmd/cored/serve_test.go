@@ -45,8 +45,8 @@ func TestParseServe(t *testing.T) {
 			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s"}},
 		{"environment", nil, map[string]string{
 			"CORE_ADDR": ":9000", "CORE_DATA_DIR": "/var/core", "CORE_MONGO_URI": "mongodb://db", "CORE_ADMIN_TOKEN": "from-env",
-			"CORE_LOG_LEVEL": "debug", "CORE_BODY_LIMIT": "2MiB", "CORE_REQUEST_TIMEOUT": "5s",
-		}, serveFlags{addr: ":9000", data: "/var/core", mongoURI: "mongodb://db", adminToken: "from-env", logLevel: "debug", bodyLimit: "2MiB", requestTimeout: "5s"}},
+			"CORE_LOG_LEVEL": "debug", "CORE_BODY_LIMIT": "2MiB", "CORE_REQUEST_TIMEOUT": "5s", "CORE_TRUSTED_PROXIES": "10.0.0.0/8",
+		}, serveFlags{addr: ":9000", data: "/var/core", mongoURI: "mongodb://db", adminToken: "from-env", logLevel: "debug", bodyLimit: "2MiB", requestTimeout: "5s", trustedProxies: "10.0.0.0/8"}},
 		{"flags win over the environment", []string{
 			"--addr", ":7000", "--data", "d", "--mongo-uri", "mongodb://flag", "--admin-token", "from-flag",
 			"--log-level", "warn", "--body-limit", "10KiB", "--demo", "--request-timeout", "1m",
