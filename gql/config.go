@@ -1,5 +1,7 @@
 package gql
 
+import "github.com/corehq/core/tenant"
+
 // Config bounds what one GraphQL request may ask for.
 type Config struct {
 	// MaxDepth is the deepest selection nesting a document may have.
@@ -20,6 +22,9 @@ type Config struct {
 	DocumentCacheSize int
 	// MaxHopResults bounds the records a reference hop of a filter may match.
 	MaxHopResults int
+	// RateLimit is the request rate of instances that set none
+	// (ratelimit.go); nil: unlimited.
+	RateLimit *tenant.RateLimit
 }
 
 // DefaultConfig returns the limits the service runs with by default.

@@ -37,6 +37,10 @@ type Engine struct {
 	schemas     *schemas
 	// grants are the instances' AccessRight records (access.Cache).
 	grants *access.Cache
+	// rateShare counts the processes sharing the instances' rate limits
+	// (nil: this one alone); limiter applies them (ratelimit.go).
+	rateShare func() int
+	limiter   *rateLimiter
 }
 
 // grantsTTL is how long a snapshot of an instance's grants serves before
@@ -59,6 +63,12 @@ func WithFunctionLog(logs fn.LogSink) EngineOption {
 	return func(e *Engine) { e.functionLog = logs }
 }
 
+// WithRateShare divides the instances' rate limits among the processes
+// share counts (tenant.Peers.Count), each taking its part.
+func WithRateShare(share func() int) EngineOption {
+	return func(e *Engine) { e.rateShare = share }
+}
+
 // NewEngine returns the engine over the store, the directory of instances
 // and the accounts service; schemas are compiled with cfg's limits.
 func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts *auth.Accounts, log *zap.Logger, opts ...EngineOption) *Engine {
@@ -68,7 +78,12 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 	}
 	e.schemas = newSchemas(func(m *schema.Model) (*Schema, error) { return Build(m, cfg) }, instances.Holds)
 	e.grants = access.NewCache(st, grantsTTL)
-	instances.OnDelete(func(_ context.Context, id string) error { e.grants.Forget(id); return nil })
+	e.limiter = newRateLimiter(cfg.RateLimit, e.rateShare, time.Now)
+	instances.OnDelete(func(_ context.Context, id string) error {
+		e.grants.Forget(id)
+		e.limiter.forget(id)
+		return nil
+	})
 	return e
 }
 
@@ -102,6 +117,9 @@ func (e *Engine) SchemaCount() int { return e.schemas.count() }
 // fail Open: the request answers UNAUTHENTICATED when it runs anything
 // but login and loginByEmail (Env.Unauthenticated).
 func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization, clientIP string) (Env, error) {
+	if err := e.limiter.admit(inst); err != nil {
+		return Env{}, err
+	}
 	p, err := e.accounts.Authenticate(ctx, e.store, keysOf(inst), authorization)
 	var refused error
 	if err != nil {

@@ -165,6 +165,9 @@ func (e *Engine) OpenWebhook(ctx context.Context, domain, name, clientIP string,
 	if !ok {
 		return Env{}, Request{}, errNoWebhook
 	}
+	if err := e.limiter.admit(inst); err != nil {
+		return Env{}, Request{}, err
+	}
 	if !inst.Settings.AnonymousRequests {
 		return Env{}, Request{}, errcode.New(errcode.Forbidden, "this instance does not accept anonymous requests, which webhooks need")
 	}

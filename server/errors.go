@@ -18,6 +18,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	status, body := envelope(err, c.Request())
+	if len(body.Errors) > 0 {
+		if secs, ok := body.Errors[0].Extensions["retryAfter"]; ok {
+			c.Response().Header().Set("Retry-After", fmt.Sprint(secs))
+		}
+	}
 	var werr error
 	if c.Request().Method == http.MethodHead {
 		werr = c.NoContent(status)

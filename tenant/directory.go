@@ -320,6 +320,9 @@ func (r *Directory) CreateInstance(ctx context.Context, spec InstanceSpec) (inst
 	if err := spec.Settings.CORS.check(); err != nil {
 		return nil, "", err
 	}
+	if err := spec.Settings.RateLimit.Check(); err != nil {
+		return nil, "", err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.state.Load()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"math"
 	"net/netip"
 	"net/url"
 	"reflect"
@@ -49,6 +50,43 @@ type Settings struct {
 	// Fetch lets the instance's functions call out with fetch(); off by
 	// default.
 	Fetch Fetch `json:"fetch"`
+	// RateLimit bounds the instance's requests through every door; nil:
+	// the server's default (cored serve --rate-limit), none unless set.
+	RateLimit *RateLimit `json:"rateLimit"`
+}
+
+// RateLimit is a token bucket: RequestsPerSecond on average, up to Burst
+// at once.
+type RateLimit struct {
+	RequestsPerSecond float64 `json:"requestsPerSecond"`
+	Burst             int     `json:"burst"`
+}
+
+// maxRate bounds RateLimit's figures.
+const maxRate = 1_000_000
+
+// Check reports whether a rate limit is usable: a positive rate and a
+// burst of at least one request (0: the rate, rounded up), both at most
+// a million.
+func (r *RateLimit) Check() error {
+	if r == nil {
+		return nil
+	}
+	if !(r.RequestsPerSecond > 0 && r.RequestsPerSecond <= maxRate) {
+		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "rateLimit.requestsPerSecond must be above 0 and at most %d", maxRate)
+	}
+	if r.Burst < 0 || r.Burst > maxRate {
+		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "rateLimit.burst must be between 0 (the rate, rounded up) and %d", maxRate)
+	}
+	return nil
+}
+
+// BurstOrRate is the burst, or the rate rounded up when none is set.
+func (r RateLimit) BurstOrRate() int {
+	if r.Burst > 0 {
+		return r.Burst
+	}
+	return int(math.Ceil(r.RequestsPerSecond))
 }
 
 // Fetch is an instance's outbound fetch policy for its functions.
@@ -186,6 +224,10 @@ func (s Settings) clone() Settings {
 	s.Env = maps.Clone(s.Env)
 	s.CORS.AllowedOrigins = slices.Clone(s.CORS.AllowedOrigins)
 	s.Fetch.AllowHosts = slices.Clone(s.Fetch.AllowHosts)
+	if s.RateLimit != nil {
+		r := *s.RateLimit
+		s.RateLimit = &r
+	}
 	return s
 }
 
@@ -205,8 +247,9 @@ func (s Settings) equal(o Settings) bool {
 }
 
 // Patch applies a JSON object of settings to a copy of s: fields present
-// are set, absent (or null) ones keep their value; env replaces the whole
-// env ({} clears it). Unknown fields are an error naming them.
+// are set, absent (or null) ones keep their value, but rateLimit: null
+// removes the instance's own limit; env replaces the whole env ({} clears
+// it). Unknown fields are an error naming them.
 func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 	out := s.clone()
 	var fields map[string]json.RawMessage
@@ -216,6 +259,9 @@ func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 	for k, v := range fields {
 		if string(v) == "null" {
 			delete(fields, k)
+			if k == "rateLimit" {
+				out.RateLimit = nil
+			}
 		}
 	}
 	if _, ok := fields["env"]; ok {
@@ -234,6 +280,9 @@ func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 		out.Env = nil
 	}
 	if err := out.Fetch.Check(); err != nil {
+		return s, err
+	}
+	if err := out.RateLimit.Check(); err != nil {
 		return s, err
 	}
 	return out, nil

@@ -31,8 +31,8 @@ import (
 
 // serveFlags are the settings of `cored serve`.
 type serveFlags struct {
-	addr, data, mongoURI, adminToken, logLevel, bodyLimit, requestTimeout, gateway, debugAddr, trustedProxies string
-	demo                                                                                                      bool
+	addr, data, mongoURI, adminToken, logLevel, bodyLimit, requestTimeout, gateway, debugAddr, trustedProxies, rateLimit string
+	demo                                                                                                                 bool
 }
 
 // parseServe reads the flags of serve; each falls back to its environment
@@ -59,6 +59,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&f.trustedProxies, "trusted-proxies", envOr(getenv, "CORE_TRUSTED_PROXIES", ""),
 		"comma-separated CIDR prefixes (or addresses) of the proxies in front, e.g. 10.0.0.0/8; only from those peers are "+
 			"X-Forwarded-For and Forwarded believed for the client's address; none when empty ($CORE_TRUSTED_PROXIES)")
+	fs.StringVar(&f.rateLimit, "rate-limit", envOr(getenv, "CORE_RATE_LIMIT", ""),
+		"requests per second each instance may make unless its rateLimit setting says otherwise, as RATE or RATE/BURST (100/200); "+
+			"none when empty ($CORE_RATE_LIMIT)")
 	fs.BoolVar(&f.demo, "demo", false, "deploy the demo app on demo.local, seed it and print a curl to try it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -101,6 +104,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	proxies, err := server.ParseTrustedProxies(f.trustedProxies)
 	if err != nil {
 		return usageError{"--" + err.Error()}
+	}
+	gcfg := gql.DefaultConfig()
+	if gcfg.RateLimit, err = parseRateLimit(f.rateLimit); err != nil {
+		return usageError{"--rate-limit: " + err.Error()}
 	}
 	log, stopLog := newLogger(stderr, level)
 	defer stopLog()
@@ -150,7 +157,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer imgs.Close()
-	engine := gql.NewEngine(gql.DefaultConfig(), st, reg, accounts, log, gql.WithFunctions(runtime), gql.WithFunctionLog(fns.logs))
+	// On MongoDB several processes may serve the instances: they count
+	// each other (tenant.Peers) and divide the rate limits.
+	peers := tenant.NewPeers(st, peerInterval)
+	engine := gql.NewEngine(gcfg, st, reg, accounts, log, gql.WithFunctions(runtime), gql.WithFunctionLog(fns.logs),
+		gql.WithRateShare(peers.Count))
 	srv := server.New(cfg, log, st, reg, engine,
 		server.WithFunctions(fns.packages, fns.logs), server.WithImages(imgs))
 	log.Info("listening", zap.String("addr", ln.Addr().String()), zap.String("store", where),
@@ -174,6 +185,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// Other cored processes on the same store may change releases and
 	// instances: follow them (DESIGN.md: served by all within 2 s).
 	go reg.Watch(sctx, directorySyncInterval, func(err error) { log.Warn("directory refresh failed", zap.Error(err)) })
+	if f.mongoURI != "" {
+		go peers.Run(sctx, func(err error) { log.Warn("peer heartbeat failed", zap.Error(err)) })
+	}
 	go imgs.CollectEvery(sctx, imageGCInterval, func(err error) { log.Warn("image garbage collection failed", zap.Error(err)) })
 	draining := make(chan struct{})
 	context.AfterFunc(sctx, func() {
@@ -244,6 +258,32 @@ func newImages(ctx context.Context, st store.Store, fns *functions, adminHash [3
 
 // imageGCInterval is how often the image registry collects garbage.
 const imageGCInterval = 6 * time.Hour
+
+// peerInterval is how often a process on MongoDB writes its heartbeat
+// and counts the others (tenant.Peers).
+const peerInterval = 2 * time.Second
+
+// parseRateLimit reads RATE or RATE/BURST; "" is no limit.
+func parseRateLimit(s string) (*tenant.RateLimit, error) {
+	if s == "" {
+		return nil, nil
+	}
+	rate, burst, hasBurst := strings.Cut(s, "/")
+	r := &tenant.RateLimit{}
+	var err error
+	if r.RequestsPerSecond, err = strconv.ParseFloat(strings.TrimSpace(rate), 64); err != nil {
+		return nil, fmt.Errorf("%q is not RATE or RATE/BURST, such as 100 or 100/200", s)
+	}
+	if hasBurst {
+		if r.Burst, err = strconv.Atoi(strings.TrimSpace(burst)); err != nil {
+			return nil, fmt.Errorf("%q is not RATE or RATE/BURST, such as 100 or 100/200", s)
+		}
+	}
+	if err := r.Check(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
 
 // directorySyncInterval is how often the directory looks for changes made by
 // other processes sharing the store.

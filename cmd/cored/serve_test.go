@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/corehq/core/store/mongo/mongotest"
+	"github.com/corehq/core/tenant"
 )
 
 // TestMain lets a test run the real binary: the test binary re-executed
@@ -416,6 +417,23 @@ func TestLoopback(t *testing.T) {
 	for in, want := range map[string]string{"0.0.0.0:8080": "127.0.0.1:8080", ":8080": "127.0.0.1:8080", "[::]:9": "127.0.0.1:9", "10.0.0.2:80": "10.0.0.2:80"} {
 		if got := loopback(in); got != want {
 			t.Errorf("loopback(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseRateLimit(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]*tenant.RateLimit{
+		"": nil, "100": {RequestsPerSecond: 100}, "0.5/10": {RequestsPerSecond: 0.5, Burst: 10}, " 20 / 40 ": {RequestsPerSecond: 20, Burst: 40},
+	} {
+		got, err := parseRateLimit(in)
+		if err != nil || !cmp.Equal(got, want) {
+			t.Errorf("parseRateLimit(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"fast", "0", "-1", "10/x", "10/-1", "2000000"} {
+		if _, err := parseRateLimit(bad); err == nil {
+			t.Errorf("parseRateLimit(%q) accepted", bad)
 		}
 	}
 }

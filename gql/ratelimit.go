@@ -1,0 +1,85 @@
+package gql
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/tenant"
+)
+
+// Per-instance request rates: every request through a door (Open: GraphQL
+// and REST; OpenWebhook: webhooks) takes a token from its instance's
+// bucket, before any work for it; an empty bucket answers 429
+// RATE_LIMITED with Retry-After. The limit is the instance's setting
+// (tenant.Settings.RateLimit), else the server's default (Config.RateLimit,
+// cored serve --rate-limit), else none. Buckets live in this process;
+// processes that share a store divide the rate and the burst by their
+// number (the share function: tenant.Peers on MongoDB), so that together
+// they allow about the instance's rate whatever the balancer's spread.
+
+// rateLimiter keeps one token bucket per limited instance. Safe for
+// concurrent use.
+type rateLimiter struct {
+	def   *tenant.RateLimit
+	share func() int
+	now   func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	rate, burst, tokens float64
+	last                time.Time
+}
+
+func newRateLimiter(def *tenant.RateLimit, share func() int, now func() time.Time) *rateLimiter {
+	if share == nil {
+		share = func() int { return 1 }
+	}
+	return &rateLimiter{def: def, share: share, now: now, buckets: map[string]*bucket{}}
+}
+
+// admit takes one request's token of inst, or answers RATE_LIMITED.
+func (l *rateLimiter) admit(inst *tenant.Instance) error {
+	lim := inst.Settings.RateLimit
+	if lim == nil {
+		lim = l.def
+	}
+	if lim == nil {
+		return nil
+	}
+	n := float64(max(1, l.share()))
+	rate := lim.RequestsPerSecond / n
+	burst := max(1, float64(lim.BurstOrRate())/n)
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[inst.ID]
+	if b == nil || b.rate != rate || b.burst != burst {
+		b = &bucket{rate: rate, burst: burst, tokens: burst, last: now}
+		l.buckets[inst.ID] = b
+	}
+	if d := now.Sub(b.last); d > 0 {
+		b.tokens = min(b.burst, b.tokens+d.Seconds()*b.rate)
+		b.last = now
+	}
+	if b.tokens >= 1 {
+		b.tokens--
+		return nil
+	}
+	wait := max(1, int(math.Ceil((1-b.tokens)/b.rate)))
+	err := errcode.New(errcode.RateLimited, "instance %s is over its rate limit of %g requests per second (burst %d): retry after %d s",
+		inst.Domain, lim.RequestsPerSecond, lim.BurstOrRate(), wait)
+	err.Extensions = map[string]any{"retryAfter": wait}
+	return err
+}
+
+// forget drops a deleted instance's bucket.
+func (l *rateLimiter) forget(id string) {
+	l.mu.Lock()
+	delete(l.buckets, id)
+	l.mu.Unlock()
+}
