@@ -9,7 +9,8 @@
 // caller maps for its clients: *FuncError carries the function's own
 // {code, message}; *NotPublishedError says "function verify version v1 is
 // not published"; *TimeoutError, *ExceptionError (one line, never a
-// stack), *LimitError, ErrBusy, ErrTooDeep and ErrClosed are the others.
+// stack), *LimitError, ErrBusy (ErrShareBusy when the instance ran its
+// share of calls, fairshare.go), ErrTooDeep and ErrClosed are the others.
 // JS, the embedded JavaScript runtime on goja, is the default; its
 // lifecycle is NewJS (validate the Config), Invoke, Close, and cmd/
 // builds it. Gateway (gateway.go) runs functions delivered as container

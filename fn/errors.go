@@ -26,6 +26,9 @@ var (
 	ErrTooLarge = errors.New("fn: too large")
 	// ErrBusy: every runtime stayed busy until the call's deadline.
 	ErrBusy = errors.New("fn: too many function calls running")
+	// ErrShareBusy: the instance's calls filled its share until the call's
+	// deadline (fairshare.go); it is an ErrBusy too.
+	ErrShareBusy = errors.New("fn: the instance runs its share of calls")
 	// ErrTooDeep: functions reached each other through core.graphql more
 	// than MaxDepth calls deep.
 	ErrTooDeep = errors.New("fn: functions nested too deep")

@@ -41,6 +41,7 @@ type JS struct {
 	// only. Tests in this package widen it to reach a loopback server.
 	permit func(netip.Addr) error
 
+	share   fairShare     // calls per instance (fairshare.go)
 	jobs    chan *job     // handed to an idle worker
 	workers chan struct{} // one token per running worker
 	stop    chan struct{}
@@ -61,6 +62,8 @@ type job struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	out    chan outcome // buffered: the worker never waits for Invoke
+	// release frees the call's slot of its instance's share (nil: none).
+	release func()
 }
 
 // interruptGrace is how long Invoke waits, after a deadline, for a call
@@ -155,6 +158,9 @@ func (j *JS) work(jb *job) {
 	for {
 		o := jb.c.run(jb.ctx, jb.in)
 		jb.c.finish(o.err)
+		if jb.release != nil {
+			jb.release()
+		}
 		jb.cancel()
 		jb.out <- o
 		idle.Reset(workerIdle)
@@ -221,7 +227,18 @@ func (j *JS) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	}
 	cctx, cancel := context.WithTimeoutCause(ctx, j.cfg.Timeout, errDeadline)
 	jb := &job{c: newCall(j, pkg, &inv), in: input, ctx: cctx, cancel: cancel, out: make(chan outcome, 1)}
+	if depthOf(ctx) == 0 && inv.Caller.InstanceID != "" {
+		// The slot is the instance's until the call ends, even one stuck
+		// past its deadline in native code (work releases it).
+		if jb.release, err = j.share.acquire(cctx, inv.Caller.InstanceID, j.cfg.instanceShare(inv.MaxConcurrent)); err != nil {
+			cancel()
+			return Result{}, err
+		}
+	}
 	if err := j.dispatch(cctx, jb); err != nil {
+		if jb.release != nil {
+			jb.release()
+		}
 		cancel()
 		return Result{}, err
 	}

@@ -37,6 +37,10 @@ type Invocation struct {
 	// Fetch is the instance's outbound fetch policy; the zero value
 	// refuses every fetch.
 	Fetch FetchPolicy
+	// MaxConcurrent is the instance's share of the runtime: the calls of
+	// Caller.InstanceID that may run at once (0: a quarter of
+	// Config.MaxConcurrent; fairshare.go).
+	MaxConcurrent int
 	// GraphQL, when set, lets the function call the instance's own
 	// GraphQL API as the caller: core.graphql(query, variables) in
 	// JavaScript. The host runs the request in process (no network) and

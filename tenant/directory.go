@@ -320,7 +320,7 @@ func (r *Directory) CreateInstance(ctx context.Context, spec InstanceSpec) (inst
 	if err := spec.Settings.CORS.check(); err != nil {
 		return nil, "", err
 	}
-	if err := spec.Settings.RateLimit.Check(); err != nil {
+	if err := spec.Settings.checkShares(); err != nil {
 		return nil, "", err
 	}
 	r.mu.Lock()

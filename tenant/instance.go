@@ -50,6 +50,9 @@ type Settings struct {
 	// Fetch lets the instance's functions call out with fetch(); off by
 	// default.
 	Fetch Fetch `json:"fetch"`
+	// FunctionConcurrency is how many of the instance's function calls
+	// may run at once (0: a quarter of the server's bound; fn.Invocation).
+	FunctionConcurrency int `json:"functionConcurrency"`
 	// RateLimit bounds the instance's requests through every door; nil:
 	// the server's default (cored serve --rate-limit), none unless set.
 	RateLimit *RateLimit `json:"rateLimit"`
@@ -61,6 +64,19 @@ type RateLimit struct {
 	RequestsPerSecond float64 `json:"requestsPerSecond"`
 	Burst             int     `json:"burst"`
 }
+
+// checkShares checks the settings that bound the instance's share of the
+// server: rateLimit and functionConcurrency.
+func (s Settings) checkShares() error {
+	if s.FunctionConcurrency < 0 || s.FunctionConcurrency > maxFunctionConcurrency {
+		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "functionConcurrency must be between 0 (a quarter of the server's bound) and %d", maxFunctionConcurrency)
+	}
+	return s.RateLimit.Check()
+}
+
+// maxFunctionConcurrency bounds Settings.FunctionConcurrency (the
+// runtime caps it at its own bound).
+const maxFunctionConcurrency = 10_000
 
 // maxRate bounds RateLimit's figures.
 const maxRate = 1_000_000
@@ -276,13 +292,14 @@ func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 	if out.SessionLifetime < 0 {
 		return s, errcode.New(errcode.BadRequest, "settings: sessionLifetime must not be negative")
 	}
+
 	if len(out.Env) == 0 {
 		out.Env = nil
 	}
 	if err := out.Fetch.Check(); err != nil {
 		return s, err
 	}
-	if err := out.RateLimit.Check(); err != nil {
+	if err := out.checkShares(); err != nil {
 		return s, err
 	}
 	return out, nil
