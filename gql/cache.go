@@ -3,6 +3,7 @@ package gql
 import (
 	"container/list"
 	"sync"
+	"sync/atomic"
 
 	"github.com/graphql-go/graphql/language/ast"
 )
@@ -34,14 +35,25 @@ func newDocCache(size int) *docCache {
 	return &docCache{size: size, order: list.New(), byKey: map[string]*list.Element{}}
 }
 
+// docHits and docMisses count the document caches' lookups in this
+// process (DocumentCacheStats).
+var docHits, docMisses atomic.Uint64
+
+// DocumentCacheStats returns how many documents the compiled schemas'
+// caches have served, and how many they had to parse, since the process
+// started (metrics read them).
+func DocumentCacheStats() (hits, misses uint64) { return docHits.Load(), docMisses.Load() }
+
 // get returns the cached document for text.
 func (c *docCache) get(text string) (*document, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byKey[text]; ok {
 		c.order.MoveToFront(e)
+		docHits.Add(1)
 		return e.Value.(*docEntry).doc, true
 	}
+	docMisses.Add(1)
 	return nil, false
 }
 

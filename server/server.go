@@ -15,6 +15,7 @@ import (
 	"github.com/corehq/core/admin"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/metrics"
 	"github.com/corehq/core/oci"
 	"github.com/corehq/core/rest"
 	"github.com/corehq/core/store"
@@ -43,6 +44,14 @@ type options struct {
 	fnLogs       admin.FunctionLog
 	hasFunctions bool
 	images       *oci.Registry
+	metrics      *metrics.Metrics
+}
+
+// WithMetrics counts and times every request (metrics.Middleware); the
+// figures are served elsewhere (cored serve --metrics-addr), never on
+// this server's listener.
+func WithMetrics(m *metrics.Metrics) Option {
+	return func(o *options) { o.metrics = m }
 }
 
 // WithImages serves the container registry of function images at /v2/
@@ -84,7 +93,11 @@ func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Directory, 
 	// Outermost first: the request id is known to the log line, the log
 	// line sees the status a recovered panic answers, and the body limit
 	// applies to every handler.
-	e.Use(requestID, s.logRequests, s.recoverPanics, s.limitBody(cfg.BodyLimit), s.deadline(cfg.RequestTimeout))
+	e.Use(requestID, s.logRequests)
+	if o.metrics != nil {
+		e.Use(o.metrics.Middleware)
+	}
+	e.Use(s.recoverPanics, s.limitBody(cfg.BodyLimit), s.deadline(cfg.RequestTimeout))
 	s.echo = e
 	s.routes()
 	for _, mount := range o.routes {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/metrics"
 	"github.com/corehq/core/oci"
 	"github.com/corehq/core/server"
 	"github.com/corehq/core/store"
@@ -31,8 +33,8 @@ import (
 
 // serveFlags are the settings of `cored serve`.
 type serveFlags struct {
-	addr, data, mongoURI, adminToken, logLevel, bodyLimit, requestTimeout, gateway, debugAddr, trustedProxies, rateLimit string
-	demo                                                                                                                 bool
+	addr, data, mongoURI, adminToken, logLevel, bodyLimit, requestTimeout, gateway, debugAddr, trustedProxies, rateLimit, metricsAddr string
+	demo                                                                                                                              bool
 }
 
 // parseServe reads the flags of serve; each falls back to its environment
@@ -62,6 +64,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&f.rateLimit, "rate-limit", envOr(getenv, "CORE_RATE_LIMIT", ""),
 		"requests per second each instance may make unless its rateLimit setting says otherwise, as RATE or RATE/BURST (100/200); "+
 			"none when empty ($CORE_RATE_LIMIT)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", envOr(getenv, "CORE_METRICS_ADDR", ""),
+		"address (127.0.0.1:9090) to serve Prometheus metrics at /metrics on, a listener of its own; off when empty ($CORE_METRICS_ADDR)")
 	fs.BoolVar(&f.demo, "demo", false, "deploy the demo app on demo.local, seed it and print a curl to try it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -75,6 +79,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if f.adminToken == "" {
 		f.adminToken = getenv("CORE_ADMIN_TOKEN")
+	}
+	if f.metricsAddr != "" && f.metricsAddr == f.addr {
+		return f, usageError{fmt.Sprintf("--metrics-addr %q: metrics are never served on the public listener (--addr); give another address", f.metricsAddr)}
 	}
 	if f.debugAddr != "" && !isLoopback(f.debugAddr) {
 		return f, usageError{fmt.Sprintf("--debug-addr %q: the profiler is served on loopback addresses only (127.0.0.1:PORT or [::1]:PORT)", f.debugAddr)}
@@ -160,10 +167,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// On MongoDB several processes may serve the instances: they count
 	// each other (tenant.Peers) and divide the rate limits.
 	peers := tenant.NewPeers(st, peerInterval)
-	engine := gql.NewEngine(gcfg, st, reg, accounts, log, gql.WithFunctions(runtime), gql.WithFunctionLog(fns.logs),
+	dataStore, calls := st, runtime
+	srvOpts := []server.Option{server.WithFunctions(fns.packages, fns.logs), server.WithImages(imgs)}
+	var m *metrics.Metrics
+	if f.metricsAddr != "" {
+		m = metrics.New(metrics.Sources{DocumentCache: gql.DocumentCacheStats, Instances: func() int { return len(reg.Instances()) }})
+		dataStore, calls = m.Store(st), m.Functions(runtime)
+		srvOpts = append(srvOpts, server.WithMetrics(m))
+	}
+	engine := gql.NewEngine(gcfg, dataStore, reg, accounts, log, gql.WithFunctions(calls), gql.WithFunctionLog(fns.logs),
 		gql.WithRateShare(peers.Count))
-	srv := server.New(cfg, log, st, reg, engine,
-		server.WithFunctions(fns.packages, fns.logs), server.WithImages(imgs))
+	srv := server.New(cfg, log, st, reg, engine, srvOpts...)
 	log.Info("listening", zap.String("addr", ln.Addr().String()), zap.String("store", where),
 		zap.Int("instances", len(reg.Instances())))
 	_ = log.Sync() // whoever started the server waits for this line
@@ -178,6 +192,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer stop()
 	if f.debugAddr != "" {
 		if _, err := serveDebug(sctx, f.debugAddr, log); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	if m != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", m.Handler())
+		if _, err := serveAside(sctx, f.metricsAddr, "metrics", mux, log); err != nil {
 			ln.Close()
 			return err
 		}

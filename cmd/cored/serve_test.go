@@ -98,6 +98,9 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{"arguments", []string{"now"}, 2, "serve takes no arguments"},
 		{"public profiler", []string{"--debug-addr", "0.0.0.0:6060"}, 2, "loopback addresses only"},
 		{"profiler without port", []string{"--debug-addr", "localhost"}, 2, "loopback addresses only"},
+		{"metrics on the public listener", []string{"--addr", "127.0.0.1:18080", "--metrics-addr", "127.0.0.1:18080"}, 2, "never served on the public listener"},
+		{"trusted proxies", []string{"--trusted-proxies", "10.0.0.0/8,lb.local"}, 2, `--trusted proxies: "lb.local" is neither a CIDR prefix nor an address`},
+		{"rate limit", []string{"--rate-limit", "fast"}, 2, `--rate-limit: "fast" is not RATE or RATE/BURST`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, tc.args...)

@@ -26,6 +26,7 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/metrics"
 	"github.com/corehq/core/oci"
 	"github.com/corehq/core/server"
 	"github.com/corehq/core/store"
@@ -73,6 +74,13 @@ type options struct {
 	fnCfg     fn.Config
 	images    *oci.Config // WithImages
 	engine    fn.Runtime  // WithImages
+	metrics   *metrics.Metrics
+}
+
+// WithMetrics counts requests, store operations and function calls into
+// m, as cored serve --metrics-addr does.
+func WithMetrics(m *metrics.Metrics) Option {
+	return func(o *options) { o.metrics = m }
 }
 
 // WithImages serves the function image registry at /v2/ (cored always
@@ -168,7 +176,12 @@ func Start(t testing.TB, opts ...Option) *Env {
 		functions = fn.NewRouter(runtime, imgs, o.engine)
 		serverOpts = append(serverOpts, server.WithImages(imgs))
 	}
-	engine := gql.NewEngine(o.gqlCfg, st, reg, accounts, o.logger, gql.WithFunctions(functions), gql.WithFunctionLog(logs))
+	dataStore := st
+	if o.metrics != nil {
+		dataStore, functions = o.metrics.Store(st), o.metrics.Functions(functions)
+		serverOpts = append(serverOpts, server.WithMetrics(o.metrics))
+	}
+	engine := gql.NewEngine(o.gqlCfg, dataStore, reg, accounts, o.logger, gql.WithFunctions(functions), gql.WithFunctionLog(logs))
 	srv := server.New(o.cfg, o.logger, st, reg, engine, append(serverOpts, o.server...)...)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close) // runs before the store closes
