@@ -65,25 +65,26 @@ func TestRevoked(t *testing.T) {
 
 func TestThrottle(t *testing.T) {
 	t.Parallel()
+	ctx := context.Background()
 	now := time.Unix(0, 0)
 	th := NewThrottle(ThrottleConfig{PerAccount: 3, AccountWindow: time.Minute, PerClient: 5, ClientWindow: time.Second}, func() time.Time { return now })
 	for i := 0; i < 3; i++ {
-		if blocked, _ := th.Blocked("ada", "ip1"); blocked {
+		if blocked, _ := th.Blocked(ctx, "ada", "ip1"); blocked {
 			t.Fatalf("blocked after %d failures", i)
 		}
-		th.Fail("ada", "ip1")
+		th.Fail(ctx, "ada", "ip1")
 	}
-	if blocked, wait := th.Blocked("ada", "ip2"); !blocked || wait != time.Minute {
+	if blocked, wait := th.Blocked(ctx, "ada", "ip2"); !blocked || wait != time.Minute {
 		t.Errorf("after 3 failures: blocked %v, wait %v; want true, 1m", blocked, wait)
 	}
 	now = now.Add(time.Minute)
-	if blocked, _ := th.Blocked("ada", "ip1"); blocked {
+	if blocked, _ := th.Blocked(ctx, "ada", "ip1"); blocked {
 		t.Error("still blocked after the window")
 	}
 	for i := 0; i < 5; i++ {
-		th.Fail("user"+string(rune('a'+i)), "ip9")
+		th.Fail(ctx, "user"+string(rune('a'+i)), "ip9")
 	}
-	if blocked, _ := th.Blocked("someone", "ip9"); !blocked {
+	if blocked, _ := th.Blocked(ctx, "someone", "ip9"); !blocked {
 		t.Error("a client with 5 failures is not blocked")
 	}
 }

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -21,11 +22,15 @@ func DefaultThrottleConfig() ThrottleConfig {
 	return ThrottleConfig{PerAccount: 10, AccountWindow: 15 * time.Minute, PerClient: 10, ClientWindow: time.Minute}
 }
 
-// Throttle counts failed logins in fixed windows per key. It is kept in
-// memory: each process of a deployment throttles on its own.
+// Throttle counts failed logins in fixed windows per key, in memory, and
+// where processes share a store (MongoDB), in the store too (Share): a
+// login is refused when either count is over its limit, so processes do
+// not multiply the allowance. A store that fails leaves the memory count
+// in charge.
 type Throttle struct {
-	cfg ThrottleConfig
-	now func() time.Time
+	cfg    ThrottleConfig
+	now    func() time.Time
+	shared *SharedFailures
 
 	mu      sync.Mutex
 	windows map[string]*window
@@ -41,9 +46,29 @@ func NewThrottle(cfg ThrottleConfig, now func() time.Time) *Throttle {
 	return &Throttle{cfg: cfg, now: now, windows: map[string]*window{}}
 }
 
+// Share counts the failures in the store of s as well (call before use).
+func (t *Throttle) Share(s *SharedFailures) { t.shared = s }
+
 // Blocked reports whether a login for the account key from the client key
 // must be refused now, and for how long.
-func (t *Throttle) Blocked(account, client string) (bool, time.Duration) {
+func (t *Throttle) Blocked(ctx context.Context, account, client string) (bool, time.Duration) {
+	blocked, wait := t.blockedHere(account, client)
+	if t.shared != nil {
+		for _, k := range []struct {
+			key   string
+			limit int
+			span  time.Duration
+		}{{"a\x00" + account, t.cfg.PerAccount, t.cfg.AccountWindow}, {"c\x00" + client, t.cfg.PerClient, t.cfg.ClientWindow}} {
+			if d, err := t.shared.blocked(ctx, k.key, k.limit, k.span); err == nil && d > 0 {
+				blocked, wait = true, max(wait, d)
+			}
+		}
+	}
+	return blocked, wait
+}
+
+// blockedHere is Blocked by this process's counts.
+func (t *Throttle) blockedHere(account, client string) (bool, time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
@@ -65,7 +90,12 @@ func (t *Throttle) Blocked(account, client string) (bool, time.Duration) {
 }
 
 // Fail records a failed login.
-func (t *Throttle) Fail(account, client string) {
+func (t *Throttle) Fail(ctx context.Context, account, client string) {
+	if t.shared != nil {
+		// A store that fails leaves the memory count in charge.
+		_ = t.shared.fail(ctx, "a\x00"+account, t.cfg.PerAccount, t.cfg.AccountWindow)
+		_ = t.shared.fail(ctx, "c\x00"+client, t.cfg.PerClient, t.cfg.ClientWindow)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()

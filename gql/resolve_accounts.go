@@ -76,14 +76,14 @@ func resolveLogin(byEmail bool) graphql.FieldResolveFn {
 		}
 		accountKey := c.Instance.ID + "\x00" + field + "\x00" + strings.ToLower(id)
 		clientKey := c.Instance.ID + "\x00" + c.ClientIP
-		if blocked, wait := a.Throttle.Blocked(accountKey, clientKey); blocked {
+		if blocked, wait := a.Throttle.Blocked(p.Context, accountKey, clientKey); blocked {
 			secs := int(math.Ceil(wait.Seconds()))
 			e := errcode.New(errcode.RateLimited, "too many failed logins; try again in %d seconds", secs)
 			e.Extensions = map[string]any{"retryAfter": secs}
 			return nil, e
 		}
 		fail := func() (any, error) {
-			a.Throttle.Fail(accountKey, clientKey)
+			a.Throttle.Fail(p.Context, accountKey, clientKey)
 			return &accessToken{errorCode: loginInvalid, errorMsg: "invalid " + name + " or password"}, nil
 		}
 		recs, err := c.Store.Find(p.Context, c.Instance.ID, &store.Query{

@@ -153,6 +153,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fmt.Errorf("loading the session secret: %w", err)
 	}
 	accounts := auth.NewAccounts(secret)
+	var failures *auth.SharedFailures
+	if f.mongoURI != "" {
+		// Processes on one MongoDB share the failed-login counts.
+		failures = auth.NewSharedFailures(st, accounts.Now)
+		accounts.Throttle.Share(failures)
+	}
 	fns, err := newFunctions(st, reg, fn.DefaultConfig())
 	if err != nil {
 		return err
@@ -209,6 +215,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	go reg.Watch(sctx, directorySyncInterval, func(err error) { log.Warn("directory refresh failed", zap.Error(err)) })
 	if f.mongoURI != "" {
 		go peers.Run(sctx, func(err error) { log.Warn("peer heartbeat failed", zap.Error(err)) })
+		go failures.SweepEvery(sctx, time.Minute, func(err error) { log.Warn("sweeping failed logins failed", zap.Error(err)) })
 	}
 	go imgs.CollectEvery(sctx, imageGCInterval, func(err error) { log.Warn("image garbage collection failed", zap.Error(err)) })
 	draining := make(chan struct{})
