@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corehq/core/internal/periodic"
 	"github.com/corehq/core/store"
 )
 
@@ -95,18 +96,7 @@ func (s *SharedFailures) Sweep(ctx context.Context) error {
 
 // SweepEvery sweeps every interval until ctx ends.
 func (s *SharedFailures) SweepEvery(ctx context.Context, every time.Duration, fail func(error)) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-				fail(err)
-			}
-		}
-	}
+	periodic.Run(ctx, every, s.Sweep, fail)
 }
 
 // randomTag tells this writer's document from another's.

@@ -12,6 +12,8 @@ import (
 	storagedriver "github.com/distribution/distribution/v3/registry/storage/driver"
 	"github.com/distribution/reference"
 	"github.com/opencontainers/go-digest"
+
+	"github.com/corehq/core/internal/periodic"
 )
 
 // GCOptions tune one garbage collection.
@@ -256,16 +258,5 @@ func isPathNotFound(err error) bool {
 // CollectEvery collects garbage with the configured grace every interval
 // until ctx ends; failures go to onErr.
 func (r *Registry) CollectEvery(ctx context.Context, every time.Duration, onErr func(error)) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := r.Collect(ctx, r.DefaultGCOptions()); err != nil && ctx.Err() == nil {
-				onErr(err)
-			}
-		}
-	}
+	periodic.Run(ctx, every, func(ctx context.Context) error { _, err := r.Collect(ctx, r.DefaultGCOptions()); return err }, onErr)
 }

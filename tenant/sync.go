@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/corehq/core/internal/periodic"
 	"github.com/corehq/core/store"
 )
 
@@ -93,18 +94,7 @@ func (r *Directory) Refresh(ctx context.Context) (bool, error) {
 // nil, receives each failure; the loop goes on (the database may be back
 // at the next tick).
 func (r *Directory) Watch(ctx context.Context, interval time.Duration, onError func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if _, err := r.Refresh(ctx); err != nil && onError != nil && ctx.Err() == nil {
-			onError(err)
-		}
-	}
+	periodic.Run(ctx, interval, func(ctx context.Context) error { _, err := r.Refresh(ctx); return err }, onError)
 }
 
 // startMarks records the marks Load saw and removes stale ones of other
