@@ -163,6 +163,20 @@ func TestAggregate(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("trashed records", func(t *testing.T) {
+		admin.data(`mutation { trash(type: Book, arcql: "title = 'Alchemist'") }`, nil)
+		defer admin.data(`mutation { untrash(type: Book, arcql: "title = 'Alchemist'") }`, nil)
+		count := func(doc string) any {
+			return path(admin.data(doc, nil), "aggregate", "book", "core", "count")
+		}
+		if got := count(`{ aggregate { book { core { count } } } }`); got != float64(4) {
+			t.Errorf("without the trashed book: %v, want 4", got)
+		}
+		if got := count(`{ aggregate { book(includeTrashed: true) { core { count } } } }`); got != float64(5) {
+			t.Errorf("with includeTrashed: %v, want 5", got)
+		}
+	})
 }
 
 // TestAggregateObeysAccessRights: an account aggregates what it may read:
