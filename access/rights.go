@@ -126,17 +126,70 @@ func Rights(grants []Grant, p auth.Principal, typ, operation string, now time.Ti
 			s.IDs = s.add(&s.ids, s.IDs, g.Resource, g.Fields)
 		}
 	}
-	// A stable order keeps a query's text, and so its cached plan, the
-	// same from one request to the next.
+	s.build()
+	return s
+}
+
+// build sorts the lists and makes the terms. A stable order keeps a
+// query's text, and so its cached plan, the same from one request to the
+// next.
+func (s *Set) build() {
 	sort.Strings(s.Owners)
 	sort.Strings(s.IDs)
+	s.terms = nil
 	if len(s.Owners) > 0 {
 		s.terms = append(s.terms, arcql.NewInIDs("core.createdBy", s.Owners))
 	}
 	if len(s.IDs) > 0 {
 		s.terms = append(s.terms, arcql.NewInIDs("core.id", s.IDs))
 	}
-	return s
+}
+
+// Restrict returns the part of s whose grants show every one of fields:
+// what a query that filters or sorts on those fields may select, so that
+// a field a grant hides cannot be probed by filtering on it (a record
+// whose grants hide one of them is left out, as if it did not match). A
+// record shown by the union of an id grant's and an owner grant's fields,
+// but by neither alone, is left out too: the restriction errs on the safe
+// side. s itself when no grant limits fields.
+func (s *Set) Restrict(fields []string) *Set {
+	if len(fields) == 0 || !s.Limited() {
+		return s
+	}
+	shows := func(cs ...*cover) bool {
+		for _, f := range fields {
+			seen := false
+			for _, c := range cs {
+				if c == nil {
+					continue
+				}
+				if _, ok := c.fields[f]; ok || c.every {
+					seen = true
+					break
+				}
+			}
+			if !seen {
+				return false
+			}
+		}
+		return true
+	}
+	r := &Set{scope: s.scope, owners: map[string]*cover{}, ids: map[string]*cover{}}
+	r.All = s.All && shows(s.scope)
+	for _, o := range s.Owners {
+		if shows(s.scope, s.owners[o]) {
+			r.Owners = append(r.Owners, o)
+			r.owners[o] = s.owners[o]
+		}
+	}
+	for _, id := range s.IDs {
+		if shows(s.scope, s.ids[id]) {
+			r.IDs = append(r.IDs, id)
+			r.ids[id] = s.ids[id]
+		}
+	}
+	r.build()
+	return r
 }
 
 // add records a grant's fields under key, and key in list the first time.

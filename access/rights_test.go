@@ -186,3 +186,32 @@ func TestCacheUnderConcurrency(t *testing.T) {
 		t.Errorf("%d of 1,600 asks did not get the grant", n)
 	}
 }
+
+func TestRestrictToShownFields(t *testing.T) {
+	now := time.Now()
+	bob := auth.Principal{Kind: auth.User, AccountID: "bob"}
+	g := func(owner, resource string, fields ...string) access.Grant {
+		return access.Grant{Owner: owner, Resource: resource, ResourceType: "Book", OperationType: "Query", Operation: "find", Members: []string{"bob"}, Fields: fields}
+	}
+	s := access.Rights([]access.Grant{g("ada", "b1", "title"), g("ada", "b2"), g("cy", "*", "title", "price"), g("dee", "*", "price")}, bob, "Book", "find", now, nil)
+	for _, c := range []struct {
+		fields         []string
+		owners, ids    []string
+		keepsEverybody bool
+	}{
+		{nil, []string{"cy", "dee"}, []string{"b1", "b2"}, true},
+		{[]string{"title"}, []string{"cy"}, []string{"b1", "b2"}, false},
+		{[]string{"price"}, []string{"cy", "dee"}, []string{"b2"}, false},
+		{[]string{"title", "price"}, []string{"cy"}, []string{"b2"}, false},
+		{[]string{"isbn"}, nil, []string{"b2"}, false},
+	} {
+		r := s.Restrict(c.fields)
+		if !cmp.Equal(r.Owners, c.owners) || !cmp.Equal(r.IDs, c.ids) || (r == s) != c.keepsEverybody || len(r.Terms()) != min(1, len(r.Owners))+min(1, len(r.IDs)) {
+			t.Errorf("Restrict(%v): owners %v ids %v terms %d, want %v %v", c.fields, r.Owners, r.IDs, len(r.Terms()), c.owners, c.ids)
+		}
+	}
+	unlimited := access.Rights([]access.Grant{g("ada", "*")}, bob, "Book", "find", now, nil)
+	if unlimited.Restrict([]string{"price"}) != unlimited {
+		t.Error("a set without limited grants was restricted")
+	}
+}

@@ -321,7 +321,7 @@ func resolveAggregate(p graphql.ResolveParams, t *schema.Type, grouped bool) (an
 		}
 	}
 	q.Fields = selectedAggregates(p, t, q.Having)
-	filter, err := scopeFilter(p.Context, c, t.Name, "find", q.Filter)
+	filter, err := scopeFilter(p.Context, c, t.Name, "find", q.Filter, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package gql
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/corehq/core/access"
 	"github.com/corehq/core/auth"
@@ -113,7 +115,7 @@ func (c *call) sourceMembers(ctx context.Context, src access.Source) []string {
 // operation on: its own and those grants allow, pushed into the store
 // query so that pages are full pages and bulk changes touch nothing
 // else.
-func scopeFilter(ctx context.Context, c *call, typ, operation string, f arcql.Expr) (arcql.Expr, error) {
+func scopeFilter(ctx context.Context, c *call, typ, operation string, f arcql.Expr, sort []arcql.SortKey) (arcql.Expr, error) {
 	if c.Principal.Kind == auth.InstanceAdmin {
 		return f, nil
 	}
@@ -121,6 +123,9 @@ func scopeFilter(ctx context.Context, c *call, typ, operation string, f arcql.Ex
 	if err != nil {
 		return nil, err
 	}
+	// A filter or sort on a field some grant hides selects only records
+	// whose grants show it (access.Set.Restrict).
+	s = s.Restrict(namedFields(f, sort))
 	if s.All {
 		return f, nil
 	}
@@ -136,6 +141,22 @@ func scopeFilter(ctx context.Context, c *call, typ, operation string, f arcql.Ex
 		return and(f, terms[0]), nil
 	}
 	return and(f, &arcql.Or{Terms: terms}), nil
+}
+
+// namedFields lists the record fields a filter and a sort name (the first
+// part of each path; core metadata is never hidden).
+func namedFields(f arcql.Expr, sort []arcql.SortKey) []string {
+	var out []string
+	arcql.Fields(f, sort, func(name string) {
+		if strings.HasPrefix(name, "core.") {
+			return
+		}
+		first, _, _ := strings.Cut(name, ".")
+		if !slices.Contains(out, first) {
+			out = append(out, first)
+		}
+	})
+	return out
 }
 
 // ownTerm matches the records the owner rule gives a user session.

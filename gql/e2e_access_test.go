@@ -353,6 +353,30 @@ func TestGrantedFields(t *testing.T) {
 	if diff := cmp.Diff(map[string]any{"title": "a1", "price": nil}, path(d, "find", "edges", 0, "node")); diff != "" {
 		t.Errorf("find through a title-only grant (-want +got):\n%s", diff)
 	}
+	// A hidden field cannot be probed by filtering or sorting on it, nor
+	// by aggregating under such a filter.
+	found := func(arcql string) int {
+		t.Helper()
+		return len(path(bob.data(`query($q: String!) { find(type: Book, arcql: $q) { edges { cursor } } }`, map[string]any{"q": arcql}), "find", "edges").([]any))
+	}
+	counted := func(where string) any {
+		t.Helper()
+		return path(bob.data(`query($w: String) { aggregate { book(where: $w) { core { count } } } }`, map[string]any{"w": where}), "aggregate", "book", "core", "count")
+	}
+	for _, c := range []struct {
+		arcql string
+		want  int
+	}{{`title = "a1"`, 1}, {"price = 10", 0}, {"price != 10", 0}, {"NOT EXIST price", 0}, {"* SORT price", 0}, {"* SORT title", 1}} {
+		if got := found(c.arcql); got != c.want {
+			t.Errorf("bob's find %q through a title-only grant: %d records, want %d", c.arcql, got, c.want)
+		}
+	}
+	if got := counted("price = 10"); got != float64(0) {
+		t.Errorf("bob's aggregate where price = 10: %v, want 0", got)
+	}
+	if got := counted(`title = "a1"`); got != float64(1) {
+		t.Errorf("bob's aggregate where title = a1: %v, want 1", got)
+	}
 	// A second grant without a fields list shows every field.
 	all := ada.grant(map[string]any{"resource": "*", "resourceType": "Book", "operationType": "Query", "operation": "find", "permissionType": "RBP", "members": members(bobID)})
 	if diff := cmp.Diff(map[string]any{"title": "a1", "price": float64(10)}, path(bob.data(read, map[string]any{"id": adas[0]}), "get")); diff != "" {

@@ -24,7 +24,7 @@ func selectAll(ctx context.Context, c *call, typ, text, operation string, includ
 	if err != nil {
 		return nil, err
 	}
-	filter, err := scopeFilter(ctx, c, typ, operation, q.Filter)
+	filter, err := scopeFilter(ctx, c, typ, operation, q.Filter, q.Sort)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ func resolveFind(p graphql.ResolveParams) (any, error) {
 	a.after, _ = p.Args["after"].(string)
 	a.before, _ = p.Args["before"].(string)
 	a.page, _ = p.Args["page"].(int)
-	filter, err := scopeFilter(p.Context, c, typ, "find", q.Filter)
+	filter, err := scopeFilter(p.Context, c, typ, "find", q.Filter, q.Sort)
 	if err != nil {
 		return nil, err
 	}
