@@ -119,6 +119,10 @@ func scopeFilter(ctx context.Context, c *call, typ, operation string, f arcql.Ex
 	if c.Principal.Kind == auth.InstanceAdmin {
 		return f, nil
 	}
+	f, err := scopeHops(ctx, c, f)
+	if err != nil {
+		return nil, err
+	}
 	s, err := c.rights(ctx, typ, operation)
 	if err != nil {
 		return nil, err
@@ -141,6 +145,60 @@ func scopeFilter(ctx context.Context, c *call, typ, operation string, f arcql.Ex
 		return and(f, terms[0]), nil
 	}
 	return and(f, &arcql.Or{Terms: terms}), nil
+}
+
+// scopeHops limits every reference hop of f (author.name = 'x') to the
+// target records the caller may read, so that a filter cannot probe
+// records it cannot see: a reference to one of them matches as if the
+// target did not match.
+func scopeHops(ctx context.Context, c *call, f arcql.Expr) (arcql.Expr, error) {
+	if !hasHop(f) {
+		return f, nil // the usual case: nothing to copy
+	}
+	switch n := f.(type) {
+	case *arcql.And:
+		terms, err := scopeTerms(ctx, c, n.Terms)
+		return &arcql.And{Terms: terms}, err
+	case *arcql.Or:
+		terms, err := scopeTerms(ctx, c, n.Terms)
+		return &arcql.Or{Terms: terms}, err
+	case *arcql.Not:
+		x, err := scopeHops(ctx, c, n.X)
+		return &arcql.Not{X: x}, err
+	case *arcql.Hop:
+		sub, err := scopeFilter(ctx, c, n.Target, "find", n.Sub, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &arcql.Hop{Field: n.Field, List: n.List, Target: n.Target, Sub: sub}, nil
+	}
+	return f, nil
+}
+
+// hasHop reports whether f holds a reference hop.
+func hasHop(f arcql.Expr) bool {
+	switch n := f.(type) {
+	case *arcql.And:
+		return slices.ContainsFunc(n.Terms, hasHop)
+	case *arcql.Or:
+		return slices.ContainsFunc(n.Terms, hasHop)
+	case *arcql.Not:
+		return hasHop(n.X)
+	case *arcql.Hop:
+		return true
+	}
+	return false
+}
+
+func scopeTerms(ctx context.Context, c *call, terms []arcql.Expr) ([]arcql.Expr, error) {
+	out := make([]arcql.Expr, len(terms))
+	for i, t := range terms {
+		var err error
+		if out[i], err = scopeHops(ctx, c, t); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // namedFields lists the record fields a filter and a sort name (the first

@@ -488,3 +488,34 @@ type Team { name: String colleagues: [Account!] }`)
 		t.Errorf("bo reads the draft after leaving the editors: %v", got)
 	}
 }
+
+// TestReferenceFiltersSeeOnlyReadableTargets: a filter through a
+// reference (bestbook.price = 99) cannot probe records the caller may not
+// read: an unreadable target matches as if it did not match, and a grant
+// on the target type lets it match.
+func TestReferenceFiltersSeeOnlyReadableTargets(t *testing.T) {
+	t.Parallel()
+	admin := newBookstore(t)
+	bobID := admin.newAccount("bob", "", "correct horse battery")
+	bob := admin.login("bob", "correct horse battery")
+	admin.data(grantDoc, map[string]any{"v": map[string]any{"Author": map[string]any{"name": "Hidden Hand",
+		"bestbook": map[string]any{"title": "Secret", "price": 99}}}})
+	admin.grant(map[string]any{"resource": "*", "resourceType": "Author", "operationType": "Query", "operation": "find", "permissionType": "SBP", "members": members(bobID)})
+	authors := func(q string) int {
+		t.Helper()
+		return len(path(bob.data(`query($q: String!) { find(type: Author, arcql: $q) { edges { cursor } } }`, map[string]any{"q": q}), "find", "edges").([]any))
+	}
+	for q, want := range map[string]int{"*": 1, "bestbook.price = 99": 0, "bestbook.price = 1": 0, "NOT bestbook.price = 99": 1, `bestbook.title = "Secret"`: 0} {
+		if got := authors(q); got != want {
+			t.Errorf("bob's authors where %s, the book unreadable: %d, want %d", q, got, want)
+		}
+	}
+	if got := path(bob.data(`{ aggregate { author(where: "bestbook.price = 99") { core { count } } } }`, nil), "aggregate", "author", "core", "count"); got != float64(0) {
+		t.Errorf("bob's aggregate through the unreadable book: %v, want 0", got)
+	}
+	// Readable, the book matches.
+	admin.grant(map[string]any{"resource": "*", "resourceType": "Book", "operationType": "Query", "operation": "find", "permissionType": "SBP", "members": members(bobID)})
+	if got := authors("bestbook.price = 99"); got != 1 {
+		t.Errorf("bob's authors where bestbook.price = 99, the book readable: %d, want 1", got)
+	}
+}
