@@ -65,6 +65,16 @@ func (f *fairShare) acquire(ctx context.Context, inst string, limit int) (func()
 	}
 }
 
+// calls is the number of calls of inst that hold or wait for a slot.
+func (f *fairShare) calls(inst string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s := f.slots[inst]; s != nil {
+		return s.users
+	}
+	return 0
+}
+
 // running is the number of instances with calls (for tests).
 func (f *fairShare) running() int {
 	f.mu.Lock()

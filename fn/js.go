@@ -174,6 +174,10 @@ func (j *JS) work(jb *job) {
 	}
 }
 
+// Calls is the number of calls of an instance that run or wait for a
+// slot of its share (fairshare.go).
+func (j *JS) Calls(instanceID string) int { return j.share.calls(instanceID) }
+
 // Close stops taking calls: running ones finish (Close waits for them),
 // later ones get ErrClosed.
 func (j *JS) Close() error {
