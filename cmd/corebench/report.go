@@ -47,6 +47,9 @@ func (r *report) markdown() string {
 		b.WriteString(sqliteTable(r.rows, r.sqlite))
 		b.WriteString("\n")
 	}
+	if ratio := floorRatio(r.rows); ratio != "" {
+		b.WriteString(ratio)
+	}
 	busiest := -1
 	for i, rw := range r.rows {
 		if !math.IsNaN(rw.loadPct) && (busiest < 0 || rw.loadPct > r.rows[busiest].loadPct) {
@@ -65,6 +68,24 @@ func (r *report) markdown() string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// floorRatio says how many times the floor's CPU per request (GET
+// /healthz) a GET by id costs, when both ran and were measured.
+func floorRatio(rows []row) string {
+	var get, floor float64
+	for _, r := range rows {
+		switch r.name {
+		case scGetBook:
+			get = r.cpuPerReq
+		case scFloor:
+			floor = r.cpuPerReq
+		}
+	}
+	if math.IsNaN(get) || math.IsNaN(floor) || get <= 0 || floor <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("GET by id costs %.1f× the floor (%s), in server CPU per request.\n", get/floor, scFloor)
 }
 
 // fmtInt writes n with thousands separators: 20,000.

@@ -51,3 +51,16 @@ func TestNumberFormats(t *testing.T) {
 		}
 	}
 }
+
+func TestFloorRatio(t *testing.T) {
+	rows := []row{{name: scGetBook, cpuPerReq: 0.06}, {name: scFloor, cpuPerReq: 0.015}}
+	if got := floorRatio(rows); got != "GET by id costs 4.0× the floor (z_floor_healthz), in server CPU per request.\n" {
+		t.Errorf("floorRatio = %q", got)
+	}
+	if got := floorRatio(rows[:1]); got != "" {
+		t.Errorf("without the floor: %q", got)
+	}
+	if got := floorRatio([]row{{name: scGetBook, cpuPerReq: math.NaN()}, {name: scFloor, cpuPerReq: 0.01}}); got != "" {
+		t.Errorf("unmeasured: %q", got)
+	}
+}

@@ -55,6 +55,7 @@ const (
 	scGranteeList   = "i_list_books_as_grantee"
 	scAggregate     = "j_aggregate_price_gt_50"
 	scGroupBy       = "k_group_by_authorid"
+	scFloor         = "z_floor_healthz"
 	bookSelection   = `core { id created updated trashed createdBy impl app release instance publisherRealm publisherApp publisherRelease instanceId } title authorid price`
 	pageInfoFields  = `pageInfo { hasPreviousPage hasNextPage startCursor endCursor pageLimit previousOffsets nextOffsets }`
 	webhookBodyTmpl = `{"event":"bench","n":{n}}`
@@ -128,6 +129,8 @@ func scenarios(in instance) []*scenario {
 		{name: scWebhook, class: classWrite, desc: "webhook calling a small JavaScript function",
 			req:   send("POST", "/webhook/"+in.domain+"/"+in.webhook, webhookBodyTmpl, nil, nil),
 			check: checkWebhook},
+		{name: scFloor, class: classRead, desc: "GET /healthz: the server's floor (routing, middleware, request log, JSON answer)",
+			req: newRequest(in.host, "GET", mustTemplate("/healthz"), nil, nil, nil), check: checkHealthz},
 		{name: scGranteeList, class: classRead, desc: "list `price > 50`, first 25, as an account granted the books (1,001 grants)",
 			req: newRequest(in.host, "GET", mustTemplate("/rest/v1/Book?arcql=price%20%3E%2050&first=25"), nil, nil,
 				[][2]string{{"core-domain", in.domain}, {"authorization", in.grantee}}),
@@ -137,7 +140,7 @@ func scenarios(in instance) []*scenario {
 
 // scenarioNames lists the names, for flags and messages.
 func scenarioNames() []string {
-	return []string{scGetBook, scList, scListSorted, scGetAuthor, scAggregate, scGroupBy, scCreate, scUpdate, scLogin, scGraphQLList, scWebhook, scGranteeList}
+	return []string{scGetBook, scList, scListSorted, scGetAuthor, scAggregate, scGroupBy, scCreate, scUpdate, scLogin, scGraphQLList, scWebhook, scFloor, scGranteeList}
 }
 
 // ok2xx fails a non-2xx answer or one carrying GraphQL errors, and
@@ -305,6 +308,18 @@ func (in instance) checkGroupBy(c checkCtx) error {
 		if dig(g, "groupValues", 0, "value") != strconv.Itoa(k) || int(count) != counts[k] || !near(sum, sums[k]) {
 			return fmt.Errorf("group %d: want authorid %d with %d books summing %.2f, got %v", i, k, counts[k], sums[k], g)
 		}
+	}
+	return nil
+}
+
+// checkHealthz: {"status": "ok"}.
+func checkHealthz(c checkCtx) error {
+	v, err := ok2xx(c.a)
+	if err != nil {
+		return err
+	}
+	if dig(v, "status") != "ok" {
+		return fmt.Errorf(`want {"status":"ok"}: %s`, c.a.excerpt())
 	}
 	return nil
 }
