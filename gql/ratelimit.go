@@ -17,7 +17,9 @@ import (
 // cored serve --rate-limit), else none. Buckets live in this process;
 // processes that share a store divide the rate and the burst by their
 // number (the share function: tenant.Peers on MongoDB), so that together
-// they allow about the instance's rate whatever the balancer's spread.
+// they allow about the instance's rate whatever the balancer's spread. A
+// new or changed limit starts its bucket full; a changed number of
+// processes keeps each bucket's fill in proportion.
 
 // rateLimiter keeps one token bucket per limited instance. Safe for
 // concurrent use.
@@ -31,7 +33,8 @@ type rateLimiter struct {
 }
 
 type bucket struct {
-	rate, burst, tokens float64
+	limit               tenant.RateLimit // what the bucket was made for
+	rate, burst, tokens float64          // this process's share of it
 	last                time.Time
 }
 
@@ -58,9 +61,16 @@ func (l *rateLimiter) admit(inst *tenant.Instance) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.buckets[inst.ID]
-	if b == nil || b.rate != rate || b.burst != burst {
-		b = &bucket{rate: rate, burst: burst, tokens: burst, last: now}
+	switch {
+	case b == nil || b.limit != *lim:
+		// A new or changed limit starts full.
+		b = &bucket{limit: *lim, rate: rate, burst: burst, tokens: burst, last: now}
 		l.buckets[inst.ID] = b
+	case b.rate != rate || b.burst != burst:
+		// A changed number of processes keeps the bucket's fill in
+		// proportion: joining or leaving processes start no fresh burst.
+		b.tokens = min(burst, b.tokens*burst/b.burst)
+		b.rate, b.burst = rate, burst
 	}
 	if d := now.Sub(b.last); d > 0 {
 		b.tokens = min(b.burst, b.tokens+d.Seconds()*b.rate)

@@ -36,8 +36,12 @@ func TestRateLimiterShare(t *testing.T) {
 	if n := admitted(); n != 20 {
 		t.Errorf("after an hour: %d, want the burst (20)", n)
 	}
-	// Four processes: a quarter each.
+	// Four processes: a quarter each; the spent bucket stays spent.
 	peers = 4
+	if n := admitted(); n != 0 {
+		t.Errorf("one of four processes, right after the burst was spent: %d, want 0", n)
+	}
+	now = now.Add(time.Hour)
 	if n := admitted(); n != 5 {
 		t.Errorf("one of four processes, the burst: %d, want 5", n)
 	}
