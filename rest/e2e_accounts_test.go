@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -86,5 +87,36 @@ func TestOwnerRuleOverREST(t *testing.T) {
 	}
 	if status, body := ada.do("GET", "/Book/adas", nil); status != 200 || !strings.Contains(dump(body), `"title": "Edited"`) {
 		t.Errorf("ada's book after her team's edit: %d %s", status, dump(body))
+	}
+
+	// A title-only grant: the price reads as null and cannot be probed by
+	// filtering on it, through REST too.
+	ada.do("POST", "/", map[string]any{"values": map[string]any{"Book": map[string]any{"core": map[string]any{"id": "adas2"}, "title": "Priced", "price": 10}}})
+	if status, body := ada.do("POST", "/", map[string]any{"values": map[string]any{"AccessRight": map[string]any{
+		"resource": "adas2", "resourceType": "Book", "operationType": "Query", "operation": "find", "permissionType": "RBP", "fields": "title",
+		"members": []any{map[string]any{"core": map[string]any{"id": ids["bob"]}}}}}}); status != 200 {
+		t.Fatalf("ada grants bob a title: %d %s", status, dump(body))
+	}
+	titles := func(arcql string) string {
+		status, body := bob.do("GET", "/Book?arcql="+url.QueryEscape(arcql), nil)
+		if status != 200 {
+			t.Fatalf("bob's GET /Book?arcql=%s: %d %s", arcql, status, dump(body))
+		}
+		return dump(body)
+	}
+	if got := titles(`title = "Priced"`); !strings.Contains(got, `"title": "Priced"`) || !strings.Contains(got, `"price": null`) {
+		t.Errorf("bob finds the title-only book by title: %s", got)
+	}
+	for _, q := range []string{"price = 10", "price > 1", "* SORT price"} {
+		if got := titles(q); strings.Contains(got, "Priced") {
+			t.Errorf("bob probes the hidden price with %q: %s", q, got)
+		}
+	}
+	for where, want := range map[string]float64{"price = 10": 0, `title = "Priced"`: 1} {
+		status, body := bob.do("GET", "/aggregate/Book?where="+url.QueryEscape(where), nil)
+		agg, _ := body["data"].(map[string]any)["aggregate"].(map[string]any)["book"].(map[string]any)
+		if core, _ := agg["core"].(map[string]any); status != 200 || core["count"] != want {
+			t.Errorf("bob's REST aggregate where %s: %d %s, want a count of %v", where, status, dump(body), want)
+		}
 	}
 }
