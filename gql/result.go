@@ -3,6 +3,7 @@ package gql
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -239,5 +240,13 @@ func writeResult(c echo.Context, res *Result) error {
 	if err != nil {
 		return err
 	}
-	return c.JSONBlob(res.Status, body)
+	return WriteJSON(c, res.Status, body)
+}
+
+// WriteJSON answers an encoded JSON body with its length: net/http then
+// sends it whole rather than in chunks (a chunked answer larger than the
+// connection's buffer costs a write for each chunk and one to end them).
+func WriteJSON(c echo.Context, status int, body []byte) error {
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	return c.JSONBlob(status, body)
 }

@@ -33,6 +33,10 @@ func TestOpenAPI(t *testing.T) {
 	if res.StatusCode != 200 || res.Header.Get("content-type") != "application/json" {
 		t.Fatalf("openapi.json: %d %s\n%s", res.StatusCode, res.Header.Get("content-type"), raw)
 	}
+	// A large answer goes whole, with its length, not in chunks.
+	if res.ContentLength != int64(len(raw)) || len(res.TransferEncoding) > 0 {
+		t.Errorf("openapi.json (%d bytes): Content-Length %d, Transfer-Encoding %v; want the length, no chunks", len(raw), res.ContentLength, res.TransferEncoding)
+	}
 	var pretty bytes.Buffer
 	if err := json.Indent(&pretty, raw, "", "  "); err != nil {
 		t.Fatal(err)

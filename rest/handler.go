@@ -121,7 +121,7 @@ func (h *Handler) serve(route Route) echo.HandlerFunc {
 			if err != nil {
 				return errcode.Wrap(errcode.Internal, err, "internal error")
 			}
-			return c.JSONBlob(status, b)
+			return gql.WriteJSON(c, status, b)
 		}
 		return c.JSON(status, body)
 	}
@@ -229,5 +229,5 @@ func (h *Handler) openAPI(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSONBlob(http.StatusOK, doc)
+	return gql.WriteJSON(c, http.StatusOK, doc)
 }
