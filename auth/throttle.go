@@ -54,17 +54,27 @@ func (t *Throttle) Share(s *SharedFailures) { t.shared = s }
 func (t *Throttle) Blocked(ctx context.Context, account, client string) (bool, time.Duration) {
 	blocked, wait := t.blockedHere(account, client)
 	if t.shared != nil {
-		for _, k := range []struct {
-			key   string
-			limit int
-			span  time.Duration
-		}{{"a\x00" + account, t.cfg.PerAccount, t.cfg.AccountWindow}, {"c\x00" + client, t.cfg.PerClient, t.cfg.ClientWindow}} {
-			if d, err := t.shared.blocked(ctx, k.key, k.limit, k.span); err == nil && d > 0 {
+		// A store that fails leaves the memory count in charge.
+		for _, d := range [...]time.Duration{
+			t.sharedWait(ctx, "a\x00"+account, t.cfg.PerAccount, t.cfg.AccountWindow),
+			t.sharedWait(ctx, "c\x00"+client, t.cfg.PerClient, t.cfg.ClientWindow),
+		} {
+			if d > 0 {
 				blocked, wait = true, max(wait, d)
 			}
 		}
 	}
 	return blocked, wait
+}
+
+// sharedWait is how long the store's count blocks key; 0 when it does
+// not or the store fails.
+func (t *Throttle) sharedWait(ctx context.Context, key string, limit int, span time.Duration) time.Duration {
+	d, err := t.shared.blocked(ctx, key, limit, span)
+	if err != nil {
+		return 0
+	}
+	return d
 }
 
 // blockedHere is Blocked by this process's counts.

@@ -128,8 +128,10 @@ func scopeFilter(ctx context.Context, c *call, typ, operation string, f arcql.Ex
 		return nil, err
 	}
 	// A filter or sort on a field some grant hides selects only records
-	// whose grants show it (access.Set.Restrict).
-	s = s.Restrict(namedFields(f, sort))
+	// whose grants show it (access.Set.Restrict); most sets hide nothing.
+	if s.Limited() {
+		s = s.Restrict(namedFields(f, sort))
+	}
 	if s.All {
 		return f, nil
 	}

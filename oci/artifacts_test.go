@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -131,8 +132,8 @@ func TestReferrersAndArtifacts(t *testing.T) {
 		return res, digests, types
 	}
 	_, digests, types := list("")
-	if len(digests) != 2 || !contains(digests, referrers[0]) || !contains(digests, referrers[1]) ||
-		!contains(types, "application/vnd.example.signature") || !contains(types, "application/vnd.example.sbom") {
+	if len(digests) != 2 || !slices.Contains(digests, referrers[0]) || !slices.Contains(digests, referrers[1]) ||
+		!slices.Contains(types, "application/vnd.example.signature") || !slices.Contains(types, "application/vnd.example.sbom") {
 		t.Errorf("referrers: %v %v, want %v", digests, types, referrers)
 	}
 	res, digests, _ := list("?artifactType=application/vnd.example.sbom")
@@ -199,15 +200,6 @@ func TestReferrersAndArtifacts(t *testing.T) {
 			t.Errorf("a manifest with a non-distributable layer (ref %q): %d %s, want 201", ref, res.StatusCode, out)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestSHA512Blobs: a blob pushed by its sha512 digest answers that
