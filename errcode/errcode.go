@@ -39,6 +39,10 @@ const (
 	// FunctionError: a webhook's function threw or answered an error (its
 	// details are in the instance's function log).
 	FunctionError Code = "FUNCTION_ERROR"
+	// FunctionResourceExhausted: a function call used more memory than
+	// its limit (the instance's functionMemory) and was stopped; the
+	// message names the limit.
+	FunctionResourceExhausted Code = "FUNCTION_RESOURCE_EXHAUSTED"
 	// FunctionNotPublished: a webhook's field is bound to a function
 	// version that is not published.
 	FunctionNotPublished Code = "FUNCTION_NOT_PUBLISHED"
@@ -82,7 +86,7 @@ func (c Code) Status() int {
 		return http.StatusTooManyRequests
 	case Unavailable:
 		return http.StatusServiceUnavailable
-	case BadGateway, FunctionError, FunctionNotPublished, WebhookFieldMissing:
+	case BadGateway, FunctionError, FunctionResourceExhausted, FunctionNotPublished, WebhookFieldMissing:
 		return http.StatusBadGateway
 	case Timeout:
 		return http.StatusGatewayTimeout

@@ -346,7 +346,11 @@ func (c *call) exception(msg string) outcome {
 // the call's deadline (or the caller's) passed, else the cancellation.
 func (c *call) stopped(ctx context.Context) error {
 	cause := context.Cause(ctx)
-	if errors.Is(cause, errDeadline) || errors.Is(cause, context.DeadlineExceeded) {
+	var mem *memoryExceeded
+	if errors.As(cause, &mem) {
+		return &ResourceError{Name: c.inv.Name, Version: c.inv.Version, Limit: mem.limit}
+	}
+	if timedOut(ctx) {
 		return &TimeoutError{Name: c.inv.Name, Version: c.inv.Version, After: time.Since(c.start).Round(time.Millisecond)}
 	}
 	return fmt.Errorf("fn: call of %s version %s canceled: %w", c.inv.Name, c.inv.Version, ctx.Err())
@@ -372,9 +376,12 @@ func (c *call) trackRejection(p *goja.Promise, op goja.PromiseRejectionOperation
 
 // finish writes the call's log entries: console output and notes.
 func (c *call) finish(err error) {
-	var te *TimeoutError
-	if errors.As(err, &te) {
-		c.note("stopped: %s", te.Error())
+	var (
+		te *TimeoutError
+		re *ResourceError
+	)
+	if errors.As(err, &te) || errors.As(err, &re) {
+		c.note("stopped: %s", err.Error())
 	}
 	for _, p := range c.rejections {
 		if p != c.returned && p.State() == goja.PromiseStateRejected {

@@ -34,6 +34,16 @@ type Config struct {
 	MaxDepth int
 	// Fetch bounds outbound fetch (used only where an instance enables it).
 	Fetch FetchConfig
+	// Processes runs every call in a worker process of the pool
+	// (process.go) instead of in this one, so that Memory is a bound that
+	// holds: a call over it is stopped, a worker that runs out of memory
+	// dies alone and is replaced. DefaultConfig sets it.
+	Processes bool
+	// Memory bounds the heap one call may use (only with Processes);
+	// Invocation.Memory asks for another bound, up to MaxMemory, which is
+	// also the operating-system limit of each worker process's data.
+	Memory    int64
+	MaxMemory int64
 }
 
 // FetchConfig bounds fetch() calls.
@@ -50,7 +60,8 @@ type FetchConfig struct {
 }
 
 // DefaultConfig returns the runtime's defaults: 5 s per call, 64 calls at
-// once, 1 MiB input and result, 64 KiB of console output per call.
+// once, each in a worker process with 64 MiB of memory (256 MiB at
+// most), 1 MiB input and result, 64 KiB of console output per call.
 func DefaultConfig() Config {
 	return Config{
 		Timeout:         5 * time.Second,
@@ -62,6 +73,9 @@ func DefaultConfig() Config {
 		MaxCallStack:    2000,
 		MaxGraphQLCalls: 32,
 		MaxDepth:        3,
+		Processes:       true,
+		Memory:          64 << 20,
+		MaxMemory:       256 << 20,
 		Fetch: FetchConfig{
 			Timeout:          10 * time.Second,
 			MaxRequestBytes:  1 << 20,
@@ -72,7 +86,26 @@ func DefaultConfig() Config {
 	}
 }
 
-func (c Config) validate() error {
+// minMemory is the smallest memory bound of a call: a runtime and a
+// small package need a few MiB.
+const minMemory = 8 << 20
+
+// memoryOf is the memory bound of a call that asks for asked bytes (0:
+// the default).
+func (c Config) memoryOf(asked int64) int64 {
+	switch {
+	case asked <= 0:
+		return c.Memory
+	case asked > c.MaxMemory:
+		return c.MaxMemory
+	case asked < minMemory:
+		return minMemory
+	}
+	return asked
+}
+
+// Validate reports what NewJS would refuse in c.
+func (c Config) Validate() error {
 	var errs []error
 	positive := func(name string, v int) {
 		if v <= 0 {
@@ -96,6 +129,9 @@ func (c Config) validate() error {
 	positive("Fetch.MaxRequestBytes", c.Fetch.MaxRequestBytes)
 	positive("Fetch.MaxResponseBytes", c.Fetch.MaxResponseBytes)
 	positive("Fetch.MaxCalls", c.Fetch.MaxCalls)
+	if c.Memory < minMemory || c.MaxMemory < c.Memory {
+		errs = append(errs, fmt.Errorf("Memory must be at least %s and MaxMemory at least Memory, got %d and %d", formatBytes(minMemory), c.Memory, c.MaxMemory))
+	}
 	if c.Fetch.MaxRedirects < 0 {
 		errs = append(errs, fmt.Errorf("Fetch.MaxRedirects must not be negative, got %d", c.Fetch.MaxRedirects))
 	}

@@ -9,8 +9,9 @@
 // caller maps for its clients: *FuncError carries the function's own
 // {code, message}; *NotPublishedError says "function verify version v1 is
 // not published"; *TimeoutError, *ExceptionError (one line, never a
-// stack), *LimitError, ErrBusy (ErrShareBusy when the instance ran its
-// share of calls, fairshare.go), ErrTooDeep and ErrClosed are the others.
+// stack), *LimitError, *ResourceError (past its memory), ErrBusy
+// (ErrShareBusy when the instance ran its share of calls, fairshare.go),
+// ErrTooDeep and ErrClosed are the others.
 // JS, the embedded JavaScript runtime on goja, is the default; its
 // lifecycle is NewJS (validate the Config), Invoke, Close, and cmd/
 // builds it. Gateway (gateway.go) runs functions delivered as container
@@ -63,12 +64,30 @@
 // Each call has a deadline (Config.Timeout, 5 s by default, or the
 // caller's if sooner): goja's Interrupt stops JavaScript at once, even a
 // loop of microtasks; native code it cannot stop (a backtracking regular
-// expression) is abandoned after a short grace, its worker freed when it
-// returns, and regexp2's match timeout is set to the call timeout. Input,
+// expression) is killed with its worker process after a short grace (in
+// process, without Config.Processes, it is abandoned and its worker
+// goroutine freed when it returns), and regexp2's match timeout is set to
+// the call timeout. Input,
 // result, console output (per call and per line), call stack depth,
 // fetches and core.graphql requests per call, and nesting of functions
-// through core.graphql are bounded. goja has no memory limit: a function
-// can still allocate until the process suffers (see README).
+// through core.graphql are bounded.
+//
+// # Memory: worker processes
+//
+// goja has no memory limit, so with Config.Processes (the default) calls
+// run in worker processes: the binary started again with CORE_FN_WORKER
+// set, which package fn's init turns into a worker (worker.go) before
+// main runs. The caller's goroutine hands the call to an idle worker of
+// the pool over a pipe (process.go; the frames are in wire.go), serves
+// its requests (the package's files, core.graphql) and reads its answer.
+// A worker runs one call at a time on a JS of its own, watches the heap
+// the call adds (Config.Memory, or Invocation.Memory up to
+// Config.MaxMemory) and stops it past the bound with a *ResourceError;
+// RLIMIT_DATA ends a worker that allocates past MaxMemory faster than
+// the watch sees, and the service answers the same error and starts
+// another. A call still running interruptGrace after its deadline, or
+// whose caller went away, is killed with its worker. Console output
+// crosses the pipe with the answer, so the function log is the same.
 //
 // # console and the function log
 //

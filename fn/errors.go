@@ -21,6 +21,10 @@ var (
 	// ErrFunction: the function answered an error through its callback.
 	// Returned as *FuncError.
 	ErrFunction = errors.New("fn: function answered an error")
+	// ErrResourceExhausted: the call used more memory than its bound and
+	// was stopped (or its worker process ran out of memory). Returned as
+	// *ResourceError.
+	ErrResourceExhausted = errors.New("fn: function used too much memory")
 	// ErrTooLarge: input, result or a package is over its bound. Returned
 	// as *LimitError from Invoke.
 	ErrTooLarge = errors.New("fn: too large")
@@ -104,3 +108,28 @@ func (e *LimitError) Error() string {
 }
 
 func (e *LimitError) Is(target error) bool { return target == ErrTooLarge }
+
+// ResourceError: the call was stopped because it used more memory than
+// its bound (Config.Memory, or the instance's setting up to
+// Config.MaxMemory).
+type ResourceError struct {
+	Name, Version string
+	Limit         int64
+}
+
+func (e *ResourceError) Error() string {
+	return fmt.Sprintf("function %s version %s used more than its memory limit of %s and was stopped", e.Name, e.Version, formatBytes(e.Limit))
+}
+
+func (e *ResourceError) Is(target error) bool { return target == ErrResourceExhausted }
+
+// formatBytes writes a byte count as people read it: "64 MiB".
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -51,6 +51,10 @@ func newEnv(t testing.TB, change func(*Config)) *env {
 	return &env{t: t, st: st, pk: pk, logs: logs, js: js}
 }
 
+// inline runs calls in the test's process (Config.Processes off): for
+// tests that look inside the runtime.
+func inline(c *Config) { c.Processes = false }
+
 // publish publishes a single-file function.
 func (e *env) publish(name, version, src string) {
 	e.t.Helper()

@@ -42,12 +42,14 @@ type JS struct {
 	permit func(netip.Addr) error
 
 	share   fairShare     // calls per instance (fairshare.go)
+	procs   *processPool  // with Config.Processes: calls run in these (process.go)
 	jobs    chan *job     // handed to an idle worker
 	workers chan struct{} // one token per running worker
 	stop    chan struct{}
 	mu      sync.Mutex // orders starting workers with Close
 	closed  bool
-	wg      sync.WaitGroup
+	wg      sync.WaitGroup // workers
+	calls   sync.WaitGroup // calls running in processes
 }
 
 var _ Runtime = (*JS)(nil)
@@ -84,7 +86,7 @@ var regexpTimeout sync.Once
 // src and writing console output and failure notes to logs (nil drops
 // them). Close it when done.
 func NewJS(cfg Config, src Source, logs LogSink) (*JS, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if src == nil {
@@ -101,6 +103,9 @@ func NewJS(cfg Config, src Source, logs LogSink) (*JS, error) {
 		stop:    make(chan struct{}),
 	}
 	j.fetch = j.newTransport()
+	if cfg.Processes {
+		j.procs = newProcessPool(cfg.MaxConcurrent)
+	}
 	return j, nil
 }
 
@@ -190,6 +195,10 @@ func (j *JS) Close() error {
 	close(j.stop)
 	j.mu.Unlock()
 	j.wg.Wait()
+	j.calls.Wait()
+	if j.procs != nil {
+		j.procs.close()
+	}
 	j.fetch.CloseIdleConnections()
 	return nil
 }
@@ -239,6 +248,14 @@ func (j *JS) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 			return Result{}, err
 		}
 	}
+	if j.procs != nil {
+		o := j.runInProcess(jb)
+		if jb.release != nil {
+			jb.release()
+		}
+		cancel()
+		return o.res, o.err
+	}
 	if err := j.dispatch(cctx, jb); err != nil {
 		if jb.release != nil {
 			jb.release()
@@ -267,6 +284,8 @@ type input struct {
 	Args map[string]any    `json:"args"`
 	Env  map[string]string `json:"env"`
 	Core Caller            `json:"core"`
+	// raw is the input as JSON, as a worker process receives it.
+	raw []byte
 }
 
 // encodeInput builds the input and bounds its size as JSON before any
@@ -300,5 +319,6 @@ func encodeInput(inv *Invocation, limit int) (*input, error) {
 		}
 		in.Args = shaped.Args
 	}
+	in.raw = b
 	return in, nil
 }

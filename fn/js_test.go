@@ -251,7 +251,7 @@ func TestCanceled(t *testing.T) {
 // and shared by later calls, on fresh runtimes each time.
 func TestWarmCallsCompileNothing(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
+	e := newEnv(t, inline)
 	e.publishFiles("verify-stripe", "v1", testdataFiles(t, "verify-stripe"))
 	payload := mustJSON(t, map[string]any{"headers": map[string]any{}, "body": "{}"})
 	call := func() {

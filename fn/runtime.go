@@ -41,6 +41,9 @@ type Invocation struct {
 	// Caller.InstanceID that may run at once (0: a quarter of
 	// Config.MaxConcurrent; fairshare.go).
 	MaxConcurrent int
+	// Memory is the instance's memory bound of one call in bytes (0:
+	// Config.Memory; at most Config.MaxMemory).
+	Memory int64
 	// GraphQL, when set, lets the function call the instance's own
 	// GraphQL API as the caller: core.graphql(query, variables) in
 	// JavaScript. The host runs the request in process (no network) and

@@ -54,6 +54,7 @@ func callFunction(p graphql.ResolveParams, f *schema.Field, m *schema.Model) (an
 		Caller:        fn.Caller{AccountID: c.Principal.AccountID, InstanceID: c.Instance.ID, Domain: c.Instance.Domain, Token: c.Token},
 		Fetch:         fn.FetchPolicy{Enabled: c.Instance.Settings.Fetch.Enabled, AllowHosts: c.Instance.Settings.Fetch.AllowHosts},
 		MaxConcurrent: c.Instance.Settings.FunctionConcurrency,
+		Memory:        c.Instance.Settings.FunctionMemory,
 		GraphQL: func(ctx context.Context, query string, vars map[string]any) ([]byte, error) {
 			// Run leaves the answer encoded: no decode and re-encode.
 			res := c.schema.Run(ctx, env, c.log, Request{Query: query, Variables: vars})
@@ -99,6 +100,8 @@ func functionError(err error) error {
 		return errcode.Wrap(errcode.Timeout, err, "the function timed out")
 	case errors.As(err, &le):
 		return errcode.Wrap(errcode.BadGateway, err, "%s", le.Error())
+	case errors.Is(err, fn.ErrResourceExhausted):
+		return errcode.Wrap(errcode.FunctionResourceExhausted, err, "%s", err.Error())
 	case errors.Is(err, fn.ErrShareBusy):
 		return errcode.Wrap(errcode.Unavailable, err, "the instance runs as many function calls at once as its share (setting functionConcurrency) allows; try again")
 	case errors.Is(err, fn.ErrBusy), errors.Is(err, fn.ErrClosed):

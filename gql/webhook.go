@@ -231,6 +231,8 @@ func (e *Engine) RunWebhook(ctx context.Context, env Env, req Request) (map[stri
 		return nil, errcode.Wrap(errcode.FunctionNotPublished, fnErr, "the webhook's function %s version %s is not published", np.Name, np.Version)
 	case errors.As(fnErr, &te), errors.Is(fnErr, fn.ErrTimeout), first.Extensions["code"] == string(errcode.Timeout):
 		return nil, errcode.Wrap(errcode.Timeout, cause, "the webhook function timed out")
+	case errors.Is(fnErr, fn.ErrResourceExhausted):
+		return nil, errcode.Wrap(errcode.FunctionResourceExhausted, fnErr, "the webhook function was stopped: %s", fnErr.Error())
 	case fnErr != nil:
 		return nil, errcode.Wrap(errcode.FunctionError, fnErr, "the webhook function failed; the instance's function log has the details")
 	}

@@ -9,7 +9,7 @@
 //	core_http_requests_total{door,route,status}        counter
 //	core_http_request_duration_seconds{door,route}     histogram
 //	core_store_operation_duration_seconds{op}          histogram
-//	core_function_calls_total{outcome}                 counter: ok, error, timeout, busy
+//	core_function_calls_total{outcome}                 counter: ok, error, timeout, busy, memory
 //	core_function_call_duration_seconds                histogram
 //	core_document_cache_lookups_total{result}          counter: hit, miss
 //	core_instances                                     gauge
@@ -64,7 +64,7 @@ func New(src Sources) *Metrics {
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 5},
 		}, []string{"op"}),
 		fnCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "core_function_calls_total", Help: "Function calls, by outcome: ok, error (the function failed), timeout, busy (no room to run).",
+			Name: "core_function_calls_total", Help: "Function calls, by outcome: ok, error (the function failed), timeout, busy (no room to run), memory (stopped at its memory limit).",
 		}, []string{"outcome"}),
 		fnDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "core_function_call_duration_seconds", Help: "Time of function calls, waiting for room included.",

@@ -77,6 +77,8 @@ func (r *timedRuntime) Invoke(ctx context.Context, inv fn.Invocation) (fn.Result
 		outcome = "timeout"
 	case errors.Is(err, fn.ErrBusy):
 		outcome = "busy"
+	case errors.Is(err, fn.ErrResourceExhausted):
+		outcome = "memory"
 	default:
 		outcome = "error"
 	}

@@ -53,6 +53,10 @@ type Settings struct {
 	// FunctionConcurrency is how many of the instance's function calls
 	// may run at once (0: a quarter of the server's bound; fn.Invocation).
 	FunctionConcurrency int `json:"functionConcurrency"`
+	// FunctionMemory is the memory one function call may use, in bytes
+	// (0: the server's default, 64 MiB; more than the server's maximum,
+	// cored serve --function-memory-max, is capped to it).
+	FunctionMemory int64 `json:"functionMemory"`
 	// RateLimit bounds the instance's requests through every door; nil:
 	// the server's default (cored serve --rate-limit), none unless set.
 	RateLimit *RateLimit `json:"rateLimit"`
@@ -66,10 +70,13 @@ type RateLimit struct {
 }
 
 // checkShares checks the settings that bound the instance's share of the
-// server: rateLimit and functionConcurrency.
+// server: rateLimit, functionConcurrency and functionMemory.
 func (s Settings) checkShares() error {
 	if s.FunctionConcurrency < 0 || s.FunctionConcurrency > maxFunctionConcurrency {
 		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "functionConcurrency must be between 0 (a quarter of the server's bound) and %d", maxFunctionConcurrency)
+	}
+	if s.FunctionMemory != 0 && (s.FunctionMemory < minFunctionMemory || s.FunctionMemory > maxFunctionMemory) {
+		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "functionMemory must be 0 (the server's default) or between %d (8 MiB) and %d (64 GiB) bytes", minFunctionMemory, int64(maxFunctionMemory))
 	}
 	return s.RateLimit.Check()
 }
@@ -77,6 +84,13 @@ func (s Settings) checkShares() error {
 // maxFunctionConcurrency bounds Settings.FunctionConcurrency (the
 // runtime caps it at its own bound).
 const maxFunctionConcurrency = 10_000
+
+// Bounds of Settings.FunctionMemory (the server caps it at its own
+// maximum).
+const (
+	minFunctionMemory = 8 << 20
+	maxFunctionMemory = 64 << 30
+)
 
 // maxRate bounds RateLimit's figures.
 const maxRate = 1_000_000

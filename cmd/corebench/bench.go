@@ -117,10 +117,10 @@ func (m *meter) read() sample {
 		s.self = t
 	}
 	if m.pid > 0 {
-		if t, err := procCPU(m.pid); err == nil {
+		if t, err := treeCPU(m.pid); err == nil {
 			s.srvCPU = t
 		}
-		s.other = othersCPU(m.pid, m.self)
+		s.other = othersCPU(append(family(m.pid), m.self)...)
 	}
 	return s
 }
@@ -152,7 +152,8 @@ func (m *meter) selfPct(a, b sample) float64 {
 	return float64(b.self-a.self) / m.clk / secs * 100
 }
 
-// kB reads a memory figure of the server; -1 when unknown.
+// kB reads a memory figure of the server; -1 when unknown. While function
+// worker processes run, VmRSS is the summed PSS of the server and them.
 func (m *meter) kB(key string) int64 {
 	if m.pid <= 0 {
 		return -1
@@ -160,6 +161,20 @@ func (m *meter) kB(key string) int64 {
 	v, err := procStatusKB(m.pid, key)
 	if err != nil {
 		return -1
+	}
+	if f := family(m.pid); key == "VmRSS" && len(f) > 1 {
+		// The function worker processes' memory is the server's too;
+		// they share the binary's pages with it, which RSS would count
+		// once per process: their proportional shares (PSS) are summed.
+		var pss int64
+		for _, p := range f {
+			kb, err := procRollupKB(p, "Pss")
+			if err != nil && p == m.pid {
+				return v
+			}
+			pss += kb
+		}
+		return pss
 	}
 	return v
 }

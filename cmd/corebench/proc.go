@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -11,6 +10,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/corehq/core/internal/procstatus"
 )
 
 // What the harness reads of /proc (Linux): the server's CPU time and
@@ -53,21 +54,57 @@ func statFields(b []byte) ([][]byte, error) {
 }
 
 // procCPU returns the CPU time (user + system) pid used, in clock ticks.
-func procCPU(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
+func procCPU(pid int) (int64, error) { return cpuOf([]int{pid}, false) }
+
+// treeCPU is procCPU with the CPU time of pid's children: running ones
+// (cored's function worker processes) and those it has reaped.
+func treeCPU(pid int) (int64, error) { return cpuOf(family(pid), true) }
+
+// cpuOf sums the CPU time of pids (the first one's reaped children too
+// when reaped is set); only the first must exist.
+func cpuOf(pids []int, reaped bool) (int64, error) {
+	var total int64
+	for i, p := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			if i == 0 {
+				return 0, err
+			}
+			continue // a child that exited meanwhile: its time is in cutime now or soon
+		}
+		f, err := statFields(b)
+		if err != nil {
+			return 0, err
+		}
+		fields := []int{11, 12} // utime, stime
+		if i == 0 && reaped {
+			fields = append(fields, 13, 14) // cutime, cstime
+		}
+		for _, k := range fields {
+			v, err := strconv.ParseInt(string(f[k]), 10, 64)
+			if err != nil {
+				return 0, err
+			}
+			total += v
+		}
 	}
-	f, err := statFields(b)
-	if err != nil {
-		return 0, err
+	return total, nil
+}
+
+// family returns pid and its running children (from
+// /proc/<pid>/task/*/children, where the kernel has it).
+func family(pid int) []int {
+	pids := []int{pid}
+	lists, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, l := range lists {
+		b, _ := os.ReadFile(l)
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, c)
+			}
+		}
 	}
-	u, err1 := strconv.ParseInt(string(f[11]), 10, 64)
-	s, err2 := strconv.ParseInt(string(f[12]), 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
-	}
-	return u + s, nil
+	return pids
 }
 
 // procAlive reports whether pid runs (and is not a zombie).
@@ -82,23 +119,12 @@ func procAlive(pid int) bool {
 
 // procStatusKB returns a kB field of /proc/<pid>/status (VmRSS, VmHWM).
 func procStatusKB(pid int, key string) (int64, error) {
-	fh, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok || name != key {
-			continue
-		}
-		return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", key, pid)
+	return procstatus.KB(fmt.Sprintf("/proc/%d/status", pid), key)
+}
+
+// procRollupKB returns a kB field of /proc/<pid>/smaps_rollup (Pss).
+func procRollupKB(pid int, key string) (int64, error) {
+	return procstatus.KB(fmt.Sprintf("/proc/%d/smaps_rollup", pid), key)
 }
 
 // othersCPU sums the CPU time (own and of reaped children) of every

@@ -34,6 +34,7 @@ import (
 // serveFlags are the settings of `cored serve`.
 type serveFlags struct {
 	addr, data, mongoURI, adminToken, logLevel, bodyLimit, requestTimeout, gateway, debugAddr, trustedProxies, rateLimit, metricsAddr string
+	functionMemory, functionMemoryMax                                                                                                 string
 	demo                                                                                                                              bool
 }
 
@@ -66,6 +67,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 			"none when empty ($CORE_RATE_LIMIT)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", envOr(getenv, "CORE_METRICS_ADDR", ""),
 		"address (127.0.0.1:9090) to serve Prometheus metrics at /metrics on, a listener of its own; off when empty ($CORE_METRICS_ADDR)")
+	fs.StringVar(&f.functionMemory, "function-memory", envOr(getenv, "CORE_FUNCTION_MEMORY", "64MiB"),
+		"memory one function call may use unless its instance's functionMemory setting says otherwise ($CORE_FUNCTION_MEMORY)")
+	fs.StringVar(&f.functionMemoryMax, "function-memory-max", envOr(getenv, "CORE_FUNCTION_MEMORY_MAX", "256MiB"),
+		"the most memory an instance's functionMemory setting may give one call; also the operating system's limit of each "+
+			"function worker process beyond its own needs ($CORE_FUNCTION_MEMORY_MAX)")
 	fs.BoolVar(&f.demo, "demo", false, "deploy the demo app on demo.local, seed it and print a curl to try it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -111,6 +117,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	proxies, err := server.ParseTrustedProxies(f.trustedProxies)
 	if err != nil {
 		return usageError{"--" + err.Error()}
+	}
+	fcfg := fn.DefaultConfig()
+	if fcfg.Memory, err = parseSize(f.functionMemory); err != nil {
+		return usageError{"--function-memory: " + err.Error()}
+	}
+	if fcfg.MaxMemory, err = parseSize(f.functionMemoryMax); err != nil {
+		return usageError{"--function-memory-max: " + err.Error()}
+	}
+	if err := fcfg.Validate(); err != nil {
+		return usageError{fmt.Sprintf("--function-memory %s, --function-memory-max %s: %v", f.functionMemory, f.functionMemoryMax, err)}
 	}
 	gcfg := gql.DefaultConfig()
 	if gcfg.RateLimit, err = parseRateLimit(f.rateLimit); err != nil {
@@ -159,7 +175,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		failures = auth.NewSharedFailures(st, accounts.Now)
 		accounts.Throttle.Share(failures)
 	}
-	fns, err := newFunctions(st, reg, fn.DefaultConfig())
+	fns, err := newFunctions(st, reg, fcfg)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,448 @@
+package fn
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/corehq/core/internal/periodic"
+)
+
+// With Config.Processes, calls run in worker processes: this binary
+// started again with workerEnv set (worker.go), which runs one call at a
+// time on its own embedded runtime and answers over pipes (wire.go).
+// The calling goroutine drives the process itself (no goroutine stands
+// between the caller, the pipe and the answer); idle processes wait in
+// the pool for the next call, at most Config.MaxConcurrent exist, and
+// one idle for a minute ends. A process that dies, or is killed because
+// its call would not stop, is replaced at the next call.
+//
+// What a process gives that a goroutine cannot: a call's memory is its
+// process's, so a call that grows past its bound is stopped (the
+// worker's memory watch) and one that allocates faster than the watch
+// can see meets the operating system's limit (RLIMIT_DATA) and ends its
+// process alone; the service's own memory never holds a function's
+// heap. A call stuck in native code past its deadline is killed rather
+// than abandoned. Everything else is the same code as an in-process
+// call: the worker's runtime is a JS with one worker.
+
+// processPool keeps the idle worker processes.
+type processPool struct {
+	slots chan struct{} // one per process that may exist (MaxConcurrent)
+	mu    sync.Mutex
+	idle  []*process // most recently used last
+	done  bool
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newProcessPool(size int) *processPool {
+	pp := &processPool{slots: make(chan struct{}, size), stop: make(chan struct{})}
+	pp.wg.Add(1)
+	go func() {
+		defer pp.wg.Done()
+		periodic.Run(stopContext(pp.stop), workerIdle/4, pp.reap, nil)
+	}()
+	return pp
+}
+
+// runInProcess runs a job on the calling goroutine in an idle worker
+// process, or a new one, waiting for room until the call's deadline.
+func (j *JS) runInProcess(jb *job) outcome {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return outcome{err: ErrClosed}
+	}
+	j.calls.Add(1) // Close waits for it
+	j.mu.Unlock()
+	defer j.calls.Done()
+	pp := j.procs
+	select {
+	case pp.slots <- struct{}{}:
+	case <-jb.ctx.Done():
+		if errors.Is(context.Cause(jb.ctx), errDeadline) {
+			return outcome{err: ErrBusy}
+		}
+		return outcome{err: fmt.Errorf("fn: waiting for a runtime: %w", jb.ctx.Err())}
+	case <-j.stop:
+		return outcome{err: ErrClosed}
+	}
+	p := pp.take()
+	if p == nil {
+		var err error
+		if p, err = j.startProcess(); err != nil {
+			<-pp.slots
+			return outcome{err: fmt.Errorf("fn: starting a worker process: %w", err)}
+		}
+	}
+	o, alive := p.run(j, jb)
+	if !alive {
+		p.wait()
+		<-pp.slots
+		return o
+	}
+	pp.put(p)
+	return o
+}
+
+// take returns the idle process used last, or nil.
+func (pp *processPool) take() *process {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if n := len(pp.idle); n > 0 {
+		p := pp.idle[n-1]
+		pp.idle = pp.idle[:n-1]
+		return p
+	}
+	return nil
+}
+
+// put returns a process to the pool (and its slot), or ends it when the
+// pool is closed.
+func (pp *processPool) put(p *process) {
+	p.lastUsed = time.Now()
+	pp.mu.Lock()
+	if pp.done {
+		pp.mu.Unlock()
+		p.close()
+		<-pp.slots
+		return
+	}
+	pp.idle = append(pp.idle, p)
+	pp.mu.Unlock()
+	<-pp.slots
+}
+
+// reap ends the processes idle for workerIdle.
+func (pp *processPool) reap(context.Context) error {
+	cutoff := time.Now().Add(-workerIdle)
+	pp.mu.Lock()
+	var old []*process
+	keep := pp.idle[:0]
+	for _, p := range pp.idle {
+		if p.lastUsed.Before(cutoff) {
+			old = append(old, p)
+		} else {
+			keep = append(keep, p)
+		}
+	}
+	pp.idle = keep
+	pp.mu.Unlock()
+	for _, p := range old {
+		p.close()
+	}
+	return nil
+}
+
+// close ends the idle processes; busy ones end when their call does.
+// Close of JS waits for the calls in flight first.
+func (pp *processPool) close() {
+	pp.mu.Lock()
+	pp.done = true
+	idle := pp.idle
+	pp.idle = nil
+	pp.mu.Unlock()
+	close(pp.stop)
+	pp.wg.Wait()
+	for _, p := range idle {
+		p.close()
+	}
+}
+
+// stopContext is a context that ends when stop closes.
+func stopContext(stop <-chan struct{}) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-stop
+		cancel()
+	}()
+	return ctx
+}
+
+// process is the service's end of a worker process. Its frames are read
+// by the worker goroutine that owns it, in the call it runs: no
+// goroutine stands between the pipe and the call.
+type process struct {
+	cmd         *exec.Cmd
+	stdin       io.Closer
+	stdout      io.Closer
+	r           *bufio.Reader
+	frameWriter // to the worker
+	stderr      *headBuffer
+
+	// mu guards killed: a kill decided by a timer after its call ended
+	// must not hit the next call.
+	mu      sync.Mutex
+	running uint64 // the call running, counted from 1; 0 between calls
+	calls   uint64
+	killed  bool
+	exit    error // once the process was waited for
+	waited  bool
+
+	lastUsed time.Time // when it went back to the pool
+}
+
+// workerStop is how long a worker may take to end after its input
+// closes before it is killed.
+const workerStop = time.Second
+
+// startProcess starts a worker process and configures it.
+func (j *JS) startProcess() (*process, error) {
+	cmd := exec.Command(workerExecutable)
+	cmd.Env = []string{workerEnv + "=" + workerProtocol}
+	if dir := os.Getenv("GOCOVERDIR"); dir != "" {
+		cmd.Env = append(cmd.Env, "GOCOVERDIR="+dir)
+	}
+	// Blocking pipes: a read waits in the kernel and its thread runs on
+	// as soon as the answer is written, without the network poller's
+	// wake-ups.
+	stdinR, stdin, err := blockingPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, stdoutW, err := blockingPipe()
+	if err != nil {
+		stdinR.Close()
+		stdin.Close()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout = stdinR, stdoutW
+	p := &process{cmd: cmd, stdin: stdin, stdout: stdout, r: bufio.NewReader(stdout), frameWriter: frameWriter{w: bufio.NewWriter(stdin)},
+		stderr: &headBuffer{max: 4 << 10}}
+	cmd.Stderr = p.stderr
+	err = cmd.Start()
+	stdinR.Close() // the worker's ends
+	stdoutW.Close()
+	if err != nil {
+		stdin.Close()
+		stdout.Close()
+		return nil, err
+	}
+	if err := p.send(frameHello, workerHello{Config: j.cfg}); err != nil {
+		p.kill()
+		return nil, err
+	}
+	return p, nil
+}
+
+// kill ends the process at once and waits for it.
+func (p *process) kill() {
+	p.mu.Lock()
+	p.killed = true
+	p.mu.Unlock()
+	_ = p.cmd.Process.Kill()
+	p.wait()
+}
+
+// killCall kills the process if call is still the one it runs.
+func (p *process) killCall(call uint64) {
+	p.mu.Lock()
+	if p.running != call || p.killed {
+		p.mu.Unlock()
+		return
+	}
+	p.killed = true
+	p.mu.Unlock()
+	_ = p.cmd.Process.Kill() // the call's read ends; run waits
+}
+
+// close asks the process to end (its input closes) and kills it if it
+// does not.
+func (p *process) close() {
+	_ = p.stdin.Close()
+	t := time.AfterFunc(workerStop, func() { _ = p.cmd.Process.Kill() })
+	defer t.Stop()
+	p.wait()
+}
+
+// wait reaps the process (once its output has ended or it was killed).
+func (p *process) wait() {
+	if p.waited {
+		return
+	}
+	p.waited = true
+	_, _ = io.Copy(io.Discard, p.r) // until the worker's end closes
+	p.exit = p.cmd.Wait()
+	_ = p.stdout.Close()
+	_ = p.stdin.Close()
+}
+
+// run hands a job to the process and serves its requests until it
+// answers; alive is false when the process died or was killed. The
+// worker stops a call at its deadline itself; one that has not answered
+// interruptGrace later (native code) is killed, and so is one whose
+// caller went away (its context canceled).
+func (p *process) run(j *JS, jb *job) (o outcome, alive bool) {
+	c := jb.c
+	limit := j.cfg.memoryOf(c.inv.Memory)
+	p.mu.Lock()
+	p.calls++
+	call := p.calls
+	p.running = call
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.running = 0
+		p.mu.Unlock()
+	}()
+	stop := context.AfterFunc(jb.ctx, func() {
+		if !timedOut(jb.ctx) {
+			p.killCall(call)
+			return
+		}
+		time.AfterFunc(interruptGrace, func() { p.killCall(call) })
+	})
+	defer stop()
+
+	cf := callFrame{App: c.pkg.App, Name: c.pkg.Name, Version: c.pkg.Version, SHA256: c.pkg.SHA256,
+		Input: jb.in.raw, Fetch: c.inv.Fetch, GraphQL: c.inv.GraphQL != nil,
+		Timeout: time.Until(deadlineOf(jb.ctx)), Memory: limit}
+	if err := p.sendRaw(frameCall, cf.encode()); err != nil {
+		return p.died(c, jb.ctx, limit), false
+	}
+	for {
+		kind, body, err := readFrame(p.r)
+		if err != nil {
+			return p.died(c, jb.ctx, limit), false
+		}
+		switch kind {
+		case framePackage:
+			err := p.send(framePackage, packageFrame{App: c.pkg.App, Name: c.pkg.Name, Version: c.pkg.Version,
+				SHA256: c.pkg.SHA256, Main: c.pkg.Main, Files: c.pkg.files})
+			if err != nil {
+				return p.died(c, jb.ctx, limit), false
+			}
+		case frameGraphQL:
+			var req graphqlRequest
+			if json.Unmarshal(body, &req) == nil && c.inv.GraphQL != nil {
+				go p.graphql(jb.ctx, c.inv, req)
+			}
+		case frameDone:
+			return p.answer(jb, body), true
+		}
+	}
+}
+
+// graphql runs a core.graphql request of the worker's call as the
+// caller, one call deeper, and answers it.
+func (p *process) graphql(ctx context.Context, inv *Invocation, req graphqlRequest) {
+	ctx = context.WithValue(ctx, depthKey{}, depthOf(ctx)+1)
+	res, err := inv.GraphQL(ctx, req.Query, req.Variables)
+	rep := graphqlReply{ID: req.ID, Response: res}
+	if err != nil {
+		rep = graphqlReply{ID: req.ID, Error: err.Error()}
+	}
+	_ = p.send(frameGraphQL, rep) // a worker gone since has no use for it
+}
+
+// answer reads the worker's done frame into the call's outcome and
+// writes the call's log.
+func (p *process) answer(jb *job, body []byte) outcome {
+	c := jb.c
+	var d doneFrame
+	if err := d.decode(body); err != nil {
+		return c.exception("the worker's answer cannot be read: " + err.Error())
+	}
+	c.console.entries = append(c.console.entries, d.Log...)
+	c.finish(nil)
+	if d.Err != nil {
+		if d.Err.Kind == "canceled" && jb.ctx.Err() != nil {
+			return outcome{err: c.stopped(jb.ctx)}
+		}
+		return outcome{err: d.Err.err()}
+	}
+	var v any
+	if err := json.Unmarshal(d.Result, &v); err != nil {
+		return c.exception("the result cannot be decoded: " + err.Error())
+	}
+	return outcome{res: Result{Value: v, JSON: d.Result, Duration: d.Duration}}
+}
+
+// died is the outcome of a call whose worker process ended under it: out
+// of memory (the Go runtime says so on stderr), killed at the call's
+// deadline or cancellation, or a failure the function log records.
+func (p *process) died(c *call, ctx context.Context, limit int64) outcome {
+	p.mu.Lock()
+	killed := p.killed
+	p.mu.Unlock()
+	if !killed {
+		_ = p.cmd.Process.Kill() // a broken pipe: make sure it is gone
+	}
+	p.wait()
+	var err error
+	switch {
+	case p.outOfMemory():
+		err = &ResourceError{Name: c.inv.Name, Version: c.inv.Version, Limit: limit}
+		c.note("stopped: %s (its worker process ran out of memory)", err)
+	case ctx.Err() != nil:
+		err = c.stopped(ctx)
+		c.note("stopped: %s (its worker process was ended)", err)
+	default:
+		err = &ExceptionError{Name: c.inv.Name, Version: c.inv.Version, Message: "the worker process running the function ended"}
+		c.note("the worker process running the call ended: %v\n%s", p.exit, p.stderr.String())
+	}
+	c.finish(nil)
+	return outcome{err: err}
+}
+
+// outOfMemory tells whether the process ended for want of memory: the Go
+// runtime's "fatal error: runtime: out of memory", or the race
+// detector's "failed to allocate" in a test build.
+func (p *process) outOfMemory() bool {
+	return p.stderr.contains("out of memory") || p.stderr.contains("failed to allocate")
+}
+
+// timedOut tells whether ctx ended at the call's deadline (or the
+// caller's) rather than by cancellation.
+func timedOut(ctx context.Context) bool {
+	cause := context.Cause(ctx)
+	return errors.Is(cause, errDeadline) || errors.Is(cause, context.DeadlineExceeded)
+}
+
+// deadlineOf is ctx's deadline; calls always have one (Invoke).
+func deadlineOf(ctx context.Context) time.Time {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return time.Now().Add(time.Hour)
+	}
+	return d
+}
+
+// headBuffer keeps the first max bytes written to it: a worker's
+// stderr, where the Go runtime's fatal error comes first and goroutine
+// stacks follow.
+type headBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (h *headBuffer) Write(b []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if room := h.max - len(h.b); room > 0 {
+		h.b = append(h.b, b[:min(room, len(b))]...)
+	}
+	return len(b), nil
+}
+
+func (h *headBuffer) contains(s string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return bytes.Contains(h.b, []byte(s))
+}
+
+func (h *headBuffer) String() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return string(h.b)
+}
