@@ -119,7 +119,7 @@ func (u *upserter) checkGrantTargets(p graphql.ResolveParams) error {
 // write runs ops in one store write. A write that touches an AccessRight
 // makes the instance's next request read its grants again.
 func (c *call) write(ctx context.Context, ops []store.Op) ([]store.OpResult, error) {
-	res, err := c.Store.Write(ctx, c.Instance.ID, ops)
+	res, err := c.Store.Write(ctx, c.Instance.ID, ops, store.Quota{})
 	if c.grants != nil {
 		for _, op := range ops {
 			if op.Type == access.Type {
