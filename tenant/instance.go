@@ -56,6 +56,9 @@ type Settings struct {
 	// RateLimit bounds the instance's requests through every door; nil:
 	// the server's default (cored serve --rate-limit), none unless set.
 	RateLimit *RateLimit `json:"rateLimit"`
+	// Quota bounds the instance's records, their bytes and its function
+	// calls per day (quota.go); the zero Quota bounds nothing.
+	Quota Quota `json:"quota"`
 }
 
 // RateLimit is a token bucket: RequestsPerSecond on average, up to Burst
@@ -66,10 +69,13 @@ type RateLimit struct {
 }
 
 // checkShares checks the settings that bound the instance's share of the
-// server: rateLimit and functionConcurrency.
+// server: rateLimit, functionConcurrency and quota.
 func (s Settings) checkShares() error {
 	if s.FunctionConcurrency < 0 || s.FunctionConcurrency > maxFunctionConcurrency {
 		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "functionConcurrency must be between 0 (a quarter of the server's bound) and %d", maxFunctionConcurrency)
+	}
+	if err := s.Quota.Check(); err != nil {
+		return err
 	}
 	return s.RateLimit.Check()
 }
@@ -264,8 +270,10 @@ func (s Settings) equal(o Settings) bool {
 
 // Patch applies a JSON object of settings to a copy of s: fields present
 // are set, absent (or null) ones keep their value, but rateLimit: null
-// removes the instance's own limit; env replaces the whole env ({} clears
-// it). Unknown fields are an error naming them.
+// removes the instance's own limit and quota: null every bound of its
+// quota; env replaces the whole env ({} clears it), while rateLimit and
+// quota take the figures they name and keep the others. Unknown fields
+// are an error naming them.
 func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 	out := s.clone()
 	var fields map[string]json.RawMessage
@@ -275,8 +283,11 @@ func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 	for k, v := range fields {
 		if string(v) == "null" {
 			delete(fields, k)
-			if k == "rateLimit" {
+			switch k {
+			case "rateLimit":
 				out.RateLimit = nil
+			case "quota":
+				out.Quota = Quota{}
 			}
 		}
 	}
