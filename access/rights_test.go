@@ -68,7 +68,7 @@ func TestCacheReadsAgainAfterForgetOrTTL(t *testing.T) {
 	put := func(id string) {
 		t.Helper()
 		if _, err := st.Write(ctx, "i1", []store.Op{{Kind: store.OpUpsert, Type: access.Type, ID: id, Now: time.Now(),
-			Set: map[string]any{"resource": "*", "resourceType": "Book", "operationType": "*", "operation": "*", "permissionType": "SBP"}}}); err != nil {
+			Set: map[string]any{"resource": "*", "resourceType": "Book", "operationType": "*", "operation": "*", "permissionType": "SBP"}}}, store.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -129,7 +129,7 @@ func TestCachedRightsEndAtTheGrantsEnd(t *testing.T) {
 	end := t0.Add(10 * time.Second)
 	if _, err := st.Write(ctx, "i1", []store.Op{{Kind: store.OpUpsert, Type: access.Type, ID: "g1", Now: t0, Set: map[string]any{
 		"resource": "b1", "resourceType": "Book", "operationType": "Query", "operation": "get", "permissionType": "RBP",
-		"members": []any{"bob"}, "endDate": end.Format(time.RFC3339Nano)}}}); err != nil {
+		"members": []any{"bob"}, "endDate": end.Format(time.RFC3339Nano)}}}, store.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	c := access.NewCache(st, time.Hour)
@@ -158,7 +158,7 @@ func TestCacheUnderConcurrency(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := st.Write(ctx, "i1", []store.Op{{Kind: store.OpUpsert, Type: access.Type, ID: "g1", Now: time.Now(), Set: map[string]any{
-		"resource": "b1", "resourceType": "Book", "operationType": "Query", "operation": "get", "permissionType": "RBP", "members": []any{"bob"}}}}); err != nil {
+		"resource": "b1", "resourceType": "Book", "operationType": "Query", "operation": "get", "permissionType": "RBP", "members": []any{"bob"}}}}, store.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	c := access.NewCache(st, time.Millisecond)

@@ -98,7 +98,7 @@ func BenchmarkAuthenticateSession(b *testing.B) {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	if _, err := st.Write(ctx, "inst1", []store.Op{{Kind: store.OpUpsert, Type: "Account", ID: "acct1", Set: map[string]any{"enabled": true}, Now: time.Now()}}); err != nil {
+	if _, err := st.Write(ctx, "inst1", []store.Op{{Kind: store.OpUpsert, Type: "Account", ID: "acct1", Set: map[string]any{"enabled": true}, Now: time.Now()}}, store.Quota{}); err != nil {
 		b.Fatal(err)
 	}
 	a := NewAccounts([]byte("a secret of thirty-two bytes, ok"))

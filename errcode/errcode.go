@@ -63,6 +63,11 @@ const (
 	// new release reads wrongly (a field's type changed while records
 	// hold values, a field became required while records lack it).
 	BreakingChange Code = "BREAKING_CHANGE"
+	// QuotaExceeded: a write or a function call would pass one of the
+	// instance's quotas (setting quota); the message names it and its
+	// limit. 403, not 429: waiting does not lift a records or storage
+	// quota, and clients retry a 429 by themselves.
+	QuotaExceeded Code = "QUOTA_EXCEEDED"
 )
 
 // Status is the HTTP status a code answers with.
@@ -72,7 +77,7 @@ func (c Code) Status() int {
 		return http.StatusBadRequest
 	case Unauthenticated:
 		return http.StatusUnauthorized
-	case Forbidden:
+	case Forbidden, QuotaExceeded:
 		return http.StatusForbidden
 	case MethodNotAllowed:
 		return http.StatusMethodNotAllowed

@@ -67,14 +67,11 @@ func (j *JS) runInProcess(jb *job) outcome {
 	defer j.calls.Done()
 	pp := j.procs
 	select {
-	case pp.slots <- struct{}{}:
-	case <-jb.ctx.Done():
-		if errors.Is(context.Cause(jb.ctx), errDeadline) {
-			return outcome{err: ErrBusy}
+	case pp.slots <- struct{}{}: // room now: taken even if the deadline is passing
+	default:
+		if err := pp.room(j, jb); err != nil {
+			return outcome{err: err}
 		}
-		return outcome{err: fmt.Errorf("fn: waiting for a runtime: %w", jb.ctx.Err())}
-	case <-j.stop:
-		return outcome{err: ErrClosed}
 	}
 	p := pp.take()
 	if p == nil {
@@ -92,6 +89,21 @@ func (j *JS) runInProcess(jb *job) outcome {
 	}
 	pp.put(p)
 	return o
+}
+
+// room waits for room for another process until the call's deadline.
+func (pp *processPool) room(j *JS, jb *job) error {
+	select {
+	case pp.slots <- struct{}{}:
+		return nil
+	case <-jb.ctx.Done():
+		if errors.Is(context.Cause(jb.ctx), errDeadline) {
+			return ErrBusy
+		}
+		return fmt.Errorf("fn: waiting for a runtime: %w", jb.ctx.Err())
+	case <-j.stop:
+		return ErrClosed
+	}
 }
 
 // take returns the idle process used last, or nil.
@@ -387,7 +399,7 @@ func (p *process) died(c *call, ctx context.Context, limit int64) outcome {
 		err = c.stopped(ctx)
 		c.note("stopped: %s (its worker process was ended)", err)
 	default:
-		err = &ExceptionError{Name: c.inv.Name, Version: c.inv.Version, Message: "the worker process running the function ended"}
+		err = &ExceptionError{Name: c.inv.Name, Version: c.inv.Version, Message: fmt.Sprintf("the worker process running the function ended (%v)", p.exit)}
 		c.note("the worker process running the call ended: %v\n%s", p.exit, p.stderr.String())
 	}
 	c.finish(nil)

@@ -42,7 +42,7 @@ func newGrantsBench(b *testing.B) *grantsBench {
 	}
 	now := time.Now().UTC()
 	write := func(ops []store.Op) {
-		if _, err := env.Store.Write(context.Background(), g.inst, ops); err != nil {
+		if _, err := env.Store.Write(context.Background(), g.inst, ops, store.Quota{}); err != nil {
 			b.Fatal(err)
 		}
 	}

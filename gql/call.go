@@ -42,6 +42,9 @@ type Env struct {
 	functionErr *error
 	// grants are the instances' grants; nil reads as none.
 	grants *access.Cache
+	// meter counts function calls and holds the functionCallsPerDay
+	// quota; nil counts nothing.
+	meter *tenant.Meter
 }
 
 // Unauthenticated returns why the caller's token was refused, or nil. A

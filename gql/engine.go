@@ -41,6 +41,9 @@ type Engine struct {
 	// (nil: this one alone); limiter applies them (ratelimit.go).
 	rateShare func() int
 	limiter   *rateLimiter
+	// meter counts the instances' requests and function calls and holds
+	// their functionCallsPerDay quota (tenant.Meter).
+	meter *tenant.Meter
 }
 
 // grantsTTL is how long a snapshot of an instance's grants serves before
@@ -69,6 +72,16 @@ func WithRateShare(share func() int) EngineOption {
 	return func(e *Engine) { e.rateShare = share }
 }
 
+// WithMeter counts the instances' requests and function calls into m
+// (cored runs its flushes); without it the engine keeps a meter of its
+// own, which counts in memory until something flushes it.
+func WithMeter(m *tenant.Meter) EngineOption {
+	return func(e *Engine) { e.meter = m }
+}
+
+// meterInterval is how often the engine's own meter would flush.
+const meterInterval = 2 * time.Second
+
 // NewEngine returns the engine over the store, the directory of instances
 // and the accounts service; schemas are compiled with cfg's limits.
 func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts *auth.Accounts, log *zap.Logger, opts ...EngineOption) *Engine {
@@ -79,13 +92,20 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 	e.schemas = newSchemas(func(m *schema.Model) (*Schema, error) { return Build(m, cfg) }, instances.Holds)
 	e.grants = access.NewCache(st, grantsTTL)
 	e.limiter = newRateLimiter(cfg.RateLimit, e.rateShare, time.Now)
-	instances.OnDelete(func(_ context.Context, id string) error {
+	if e.meter == nil {
+		e.meter = tenant.NewMeter(st, meterInterval)
+	}
+	instances.OnDelete(func(ctx context.Context, id string) error {
 		e.grants.Forget(id)
 		e.limiter.forget(id)
-		return nil
+		return e.meter.Forget(ctx, id)
 	})
 	return e
 }
+
+// Meter returns the meter of the instances' requests and function calls
+// (the admin API's usage reads it).
+func (e *Engine) Meter() *tenant.Meter { return e.meter }
 
 // Log returns the logger resolvers and doors report to.
 func (e *Engine) Log() *zap.Logger { return e.log }
@@ -120,6 +140,7 @@ func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization,
 	if err := e.limiter.admit(inst); err != nil {
 		return Env{}, err
 	}
+	e.meter.Request(inst.ID)
 	p, err := e.accounts.Authenticate(ctx, e.store, keysOf(inst), authorization)
 	var refused error
 	if err != nil {
@@ -146,7 +167,7 @@ func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization,
 // instance's release once.
 func (e *Engine) env(inst *tenant.Instance, p auth.Principal, clientIP string) Env {
 	return Env{Store: e.store, Accounts: e.accounts, Instance: inst, Release: inst.Release(),
-		Principal: p, ClientIP: clientIP, Functions: e.functions, grants: e.grants}
+		Principal: p, ClientIP: clientIP, Functions: e.functions, grants: e.grants, meter: e.meter}
 }
 
 // keysOf returns what authentication knows of an instance.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/graphql-go/graphql"
 
@@ -63,7 +64,16 @@ func callFunction(p graphql.ResolveParams, f *schema.Field, m *schema.Model) (an
 			return bytes.Clone(body), err
 		},
 	}
+	if c.meter != nil {
+		if err := c.meter.AdmitCall(p.Context, c.Instance); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
 	res, err := c.Functions.Invoke(p.Context, inv)
+	if c.meter != nil {
+		c.meter.CallDone(c.Instance.ID, time.Since(start))
+	}
 	if err != nil {
 		if c.functionErr != nil && *c.functionErr == nil {
 			*c.functionErr = err

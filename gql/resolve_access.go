@@ -116,10 +116,21 @@ func (u *upserter) checkGrantTargets(p graphql.ResolveParams) error {
 	return nil
 }
 
-// write runs ops in one store write. A write that touches an AccessRight
-// makes the instance's next request read its grants again.
+// write runs ops in one store write, within the instance's quota
+// (refused whole, QUOTA_EXCEEDED, past it). A write that touches an
+// AccessRight makes the instance's next request read its grants again.
 func (c *call) write(ctx context.Context, ops []store.Op) ([]store.OpResult, error) {
-	res, err := c.Store.Write(ctx, c.Instance.ID, ops)
+	return c.writeWithin(ctx, ops, c.Instance.Settings.Quota.Store())
+}
+
+// writeWithin is write within quota; the zero Quota for the writes no
+// quota may stop (revoking sessions).
+func (c *call) writeWithin(ctx context.Context, ops []store.Op, quota store.Quota) ([]store.OpResult, error) {
+	res, err := c.Store.Write(ctx, c.Instance.ID, ops, quota)
+	var qe *store.QuotaError
+	if errors.As(err, &qe) {
+		return nil, quotaError(c.Instance, qe)
+	}
 	if c.grants != nil {
 		for _, op := range ops {
 			if op.Type == access.Type {

@@ -140,8 +140,9 @@ func resolveLogout(p graphql.ResolveParams) (any, error) {
 	if c.Principal.Kind != auth.User {
 		return nil, errcode.New(errcode.BadRequest, "logout needs a session token")
 	}
-	_, err := c.write(p.Context, []store.Op{{Kind: store.OpUpsert, Type: "Account", ID: c.Principal.AccountID,
-		Set: map[string]any{auth.FieldSessionsAfter: c.Accounts.Now().UnixMicro(), auth.FieldKeepSession: nil}, Now: c.now}})
+	// No quota stops a logout: revoking sessions must always work.
+	_, err := c.writeWithin(p.Context, []store.Op{{Kind: store.OpUpsert, Type: "Account", ID: c.Principal.AccountID,
+		Set: map[string]any{auth.FieldSessionsAfter: c.Accounts.Now().UnixMicro(), auth.FieldKeepSession: nil}, Now: c.now}}, store.Quota{})
 	if err != nil {
 		return nil, storeError(err)
 	}

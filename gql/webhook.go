@@ -168,6 +168,7 @@ func (e *Engine) OpenWebhook(ctx context.Context, domain, name, clientIP string,
 	if err := e.limiter.admit(inst); err != nil {
 		return Env{}, Request{}, err
 	}
+	e.meter.Request(inst.ID)
 	if !inst.Settings.AnonymousRequests {
 		return Env{}, Request{}, errcode.New(errcode.Forbidden, "this instance does not accept anonymous requests, which webhooks need")
 	}
@@ -226,6 +227,12 @@ func (e *Engine) RunWebhook(ctx context.Context, env Env, req Request) (map[stri
 	switch {
 	case strings.HasPrefix(first.Message, UnusableResponse):
 		return nil, errcode.New(errcode.BadGateway, "%s", first.Message)
+	case first.Extensions["code"] == string(errcode.QuotaExceeded):
+		// The call was refused before it ran (functionCallsPerDay).
+		err := errcode.New(errcode.QuotaExceeded, "%s", first.Message)
+		err.Extensions = maps.Clone(first.Extensions)
+		delete(err.Extensions, "code")
+		return nil, err
 	case errors.As(fnErr, &np):
 		e.noteWebhook(env.Instance, np.Name+"@"+np.Version, "%v", np)
 		return nil, errcode.Wrap(errcode.FunctionNotPublished, fnErr, "the webhook's function %s version %s is not published", np.Name, np.Version)

@@ -37,9 +37,9 @@ func (s *timedStore) Aggregate(ctx context.Context, inst string, q *store.AggQue
 	return s.Store.Aggregate(ctx, inst, q)
 }
 
-func (s *timedStore) Write(ctx context.Context, inst string, ops []store.Op) ([]store.OpResult, error) {
+func (s *timedStore) Write(ctx context.Context, inst string, ops []store.Op, quota store.Quota) ([]store.OpResult, error) {
 	defer s.m.observeStore("write", time.Now())
-	return s.Store.Write(ctx, inst, ops)
+	return s.Store.Write(ctx, inst, ops, quota)
 }
 
 func (s *timedStore) GetDoc(ctx context.Context, kind, key string) ([]byte, error) {

@@ -127,6 +127,7 @@ func (s *Server) routes() {
 	// nothing without it.
 	adminAPI := admin.Mount(e, s.cfg.AdminTokenHash)
 	admin.New(s.reg).Register(adminAPI)
+	admin.NewUsage(s.reg, s.engine.Meter()).Register(adminAPI)
 	if s.opts.hasFunctions {
 		admin.NewFunctions(s.reg, s.opts.fnPackages, s.opts.fnLogs).Register(adminAPI)
 	}

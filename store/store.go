@@ -193,8 +193,22 @@ type Store interface {
 	Aggregate(ctx context.Context, inst string, q *AggQuery) ([]*Group, error)
 	// Write applies ops in order. On the embedded store they apply
 	// atomically; when one fails (ErrUnique, ErrRequired, …) none applies.
-	Write(ctx context.Context, inst string, ops []Op) ([]OpResult, error)
-	// DropInstance removes every record of an instance.
+	// A Write that would take the instance past quota (Quota.Check) fails
+	// with a *QuotaError before any op applies; the zero Quota bounds
+	// nothing.
+	Write(ctx context.Context, inst string, ops []Op, quota Quota) ([]OpResult, error)
+	// Usage returns what an instance takes up: its records and their size,
+	// kept by every Write (exact after a restart; counted once, by a scan,
+	// for an instance stored before the store kept them), and its counters.
+	// An unknown instance takes up nothing.
+	Usage(ctx context.Context, inst string) (Usage, error)
+	// AddCounters adds each delta to an instance's named counter, for
+	// every instance in adds (instance → name → delta), in one call.
+	// Concurrent adds, from any process, all count. A counter that reaches
+	// 0 is removed. Usage reads them; DropInstance removes them.
+	AddCounters(ctx context.Context, adds map[string]map[string]int64) error
+	// DropInstance removes every record of an instance, its usage and its
+	// counters.
 	DropInstance(ctx context.Context, inst string) error
 
 	// PutDoc stores a service document (apps, releases, instances, …) of a

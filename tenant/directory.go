@@ -358,7 +358,7 @@ func (r *Directory) CreateInstance(ctx context.Context, spec InstanceSpec) (inst
 			Set:       map[string]any{"enabled": true, "verified": true},
 			Now:       inst.Created,
 			CreatedBy: inst.AdminAccountID,
-		}})
+		}}, store.Quota{})
 	}
 	if err == nil {
 		err = r.st.PutDoc(ctx, docInstance, domain, doc)

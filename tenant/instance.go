@@ -60,6 +60,9 @@ type Settings struct {
 	// RateLimit bounds the instance's requests through every door; nil:
 	// the server's default (cored serve --rate-limit), none unless set.
 	RateLimit *RateLimit `json:"rateLimit"`
+	// Quota bounds the instance's records, their bytes and its function
+	// calls per day (quota.go); the zero Quota bounds nothing.
+	Quota Quota `json:"quota"`
 }
 
 // RateLimit is a token bucket: RequestsPerSecond on average, up to Burst
@@ -70,13 +73,16 @@ type RateLimit struct {
 }
 
 // checkShares checks the settings that bound the instance's share of the
-// server: rateLimit, functionConcurrency and functionMemory.
+// server: rateLimit, functionConcurrency, functionMemory and quota.
 func (s Settings) checkShares() error {
 	if s.FunctionConcurrency < 0 || s.FunctionConcurrency > maxFunctionConcurrency {
 		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "functionConcurrency must be between 0 (a quarter of the server's bound) and %d", maxFunctionConcurrency)
 	}
 	if s.FunctionMemory != 0 && (s.FunctionMemory < minFunctionMemory || s.FunctionMemory > maxFunctionMemory) {
 		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "functionMemory must be 0 (the server's default) or between %d (8 MiB) and %d (64 GiB) bytes", minFunctionMemory, int64(maxFunctionMemory))
+	}
+	if err := s.Quota.Check(); err != nil {
+		return err
 	}
 	return s.RateLimit.Check()
 }
@@ -278,8 +284,10 @@ func (s Settings) equal(o Settings) bool {
 
 // Patch applies a JSON object of settings to a copy of s: fields present
 // are set, absent (or null) ones keep their value, but rateLimit: null
-// removes the instance's own limit; env replaces the whole env ({} clears
-// it). Unknown fields are an error naming them.
+// removes the instance's own limit and quota: null every bound of its
+// quota; env replaces the whole env ({} clears it), while rateLimit and
+// quota take the figures they name and keep the others. Unknown fields
+// are an error naming them.
 func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 	out := s.clone()
 	var fields map[string]json.RawMessage
@@ -289,8 +297,11 @@ func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 	for k, v := range fields {
 		if string(v) == "null" {
 			delete(fields, k)
-			if k == "rateLimit" {
+			switch k {
+			case "rateLimit":
 				out.RateLimit = nil
+			case "quota":
+				out.Quota = Quota{}
 			}
 		}
 	}

@@ -197,8 +197,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		dataStore, calls = m.Store(st), m.Functions(runtime)
 		srvOpts = append(srvOpts, server.WithMetrics(m))
 	}
+	// Usage counts (requests, function calls) go to the store every
+	// meterInterval, and once more when the server has drained.
+	meter := tenant.NewMeter(dataStore, meterInterval)
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := meter.Close(fctx); err != nil {
+			log.Warn("flushing usage counts failed", zap.Error(err))
+		}
+	}() // before the store closes, after the requests
 	engine := gql.NewEngine(gcfg, dataStore, reg, accounts, log, gql.WithFunctions(calls), gql.WithFunctionLog(fns.logs),
-		gql.WithRateShare(peers.Count))
+		gql.WithRateShare(peers.Count), gql.WithMeter(meter))
 	srv := server.New(cfg, log, st, reg, engine, srvOpts...)
 	log.Info("listening", zap.String("addr", ln.Addr().String()), zap.String("store", where),
 		zap.Int("instances", len(reg.Instances())))
@@ -233,6 +243,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		go peers.Run(sctx, func(err error) { log.Warn("peer heartbeat failed", zap.Error(err)) })
 		go failures.SweepEvery(sctx, time.Minute, func(err error) { log.Warn("sweeping failed logins failed", zap.Error(err)) })
 	}
+	go meter.Run(sctx, func(err error) { log.Warn("flushing usage counts failed", zap.Error(err)) })
 	go imgs.CollectEvery(sctx, imageGCInterval, func(err error) { log.Warn("image garbage collection failed", zap.Error(err)) })
 	draining := make(chan struct{})
 	context.AfterFunc(sctx, func() {
@@ -303,6 +314,10 @@ func newImages(ctx context.Context, st store.Store, fns *functions, adminHash [3
 
 // imageGCInterval is how often the image registry collects garbage.
 const imageGCInterval = 6 * time.Hour
+
+// meterInterval is how often the usage counts of the instances are added
+// to the store (tenant.Meter).
+const meterInterval = 2 * time.Second
 
 // peerInterval is how often a process on MongoDB writes its heartbeat
 // and counts the others (tenant.Peers).

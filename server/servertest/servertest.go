@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,6 +60,12 @@ type Env struct {
 	Images *oci.Registry
 	// Client is the HTTP client the helpers use.
 	Client *http.Client
+	// Meter counts the instances' requests and function calls, flushed
+	// into the store every 2 s and when the server stops.
+	Meter *tenant.Meter
+
+	stopOnce sync.Once
+	stops    []func() // run in reverse by Stop
 }
 
 // Option changes how Start builds the server.
@@ -75,6 +82,13 @@ type options struct {
 	images    *oci.Config // WithImages
 	engine    fn.Runtime  // WithImages
 	metrics   *metrics.Metrics
+	meterNow  func() time.Time // WithMeterClock
+}
+
+// WithMeterClock makes the usage meter read the time from now (a test
+// moves the day of functionCallsPerDay).
+func WithMeterClock(now func() time.Time) Option {
+	return func(o *options) { o.meterNow = now }
 }
 
 // WithMetrics counts requests, store operations and function calls into
@@ -152,7 +166,8 @@ func Start(t testing.TB, opts ...Option) *Env {
 		defer close(watched)
 		reg.Watch(watchCtx, o.syncEvery, func(err error) { o.logger.Warn("registry refresh failed", zap.Error(err)) })
 	}()
-	t.Cleanup(func() { stopWatch(); <-watched }) // runs before the store closes
+	var stops []func() // Stop runs them in reverse, before the store closes
+	stops = append(stops, func() { stopWatch(); <-watched })
 	accounts := auth.NewAccounts([]byte("servertest session secret, 32 bytes or more"))
 	packages, logs := fn.NewPackages(st, fn.DefaultPackagesConfig()), fn.NewLog(st, fn.DefaultLogConfig())
 	reg.OnDelete(logs.Clear) // as cmd/cored does
@@ -160,7 +175,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if err != nil {
 		t.Fatalf("servertest: starting the function runtime: %v", err)
 	}
-	t.Cleanup(func() { // before the store closes: logs flush into it
+	stops = append(stops, func() { // before the store closes: logs flush into it
 		_ = runtime.Close()
 		_ = logs.Close()
 	})
@@ -172,7 +187,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 		if err != nil {
 			t.Fatalf("servertest: starting the image registry: %v", err)
 		}
-		t.Cleanup(func() { _ = imgs.Close() })
+		stops = append(stops, func() { _ = imgs.Close() })
 		functions = fn.NewRouter(runtime, imgs, o.engine)
 		serverOpts = append(serverOpts, server.WithImages(imgs))
 	}
@@ -181,12 +196,50 @@ func Start(t testing.TB, opts ...Option) *Env {
 		dataStore, functions = o.metrics.Store(st), o.metrics.Functions(functions)
 		serverOpts = append(serverOpts, server.WithMetrics(o.metrics))
 	}
-	engine := gql.NewEngine(o.gqlCfg, dataStore, reg, accounts, o.logger, gql.WithFunctions(functions), gql.WithFunctionLog(logs))
+	// The meter flushes as cored's does, and once more when the server
+	// has stopped (Stop).
+	meter := tenant.NewMeter(dataStore, MeterInterval)
+	if o.meterNow != nil {
+		meter.SetClock(o.meterNow)
+	}
+	meterCtx, stopMeter := context.WithCancel(context.Background())
+	metered := make(chan struct{})
+	go func() {
+		defer close(metered)
+		meter.Run(meterCtx, func(err error) { o.logger.Warn("usage flush failed", zap.Error(err)) })
+	}()
+	stops = append(stops, func() {
+		stopMeter()
+		<-metered
+		if err := meter.Close(context.Background()); err != nil {
+			t.Errorf("servertest: flushing the usage counts: %v", err)
+		}
+	})
+	engine := gql.NewEngine(o.gqlCfg, dataStore, reg, accounts, o.logger, gql.WithFunctions(functions), gql.WithFunctionLog(logs),
+		gql.WithMeter(meter))
 	srv := server.New(o.cfg, o.logger, st, reg, engine, append(serverOpts, o.server...)...)
 	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close) // runs before the store closes
-	return &Env{t: t, URL: hs.URL, Store: st, Directory: reg, Engine: engine, Accounts: accounts, Server: srv, Client: hs.Client(),
-		Packages: packages, Logs: logs, Functions: runtime, Images: imgs}
+	stops = append(stops, hs.Close)
+	e := &Env{t: t, URL: hs.URL, Store: st, Directory: reg, Engine: engine, Accounts: accounts, Server: srv, Client: hs.Client(),
+		Packages: packages, Logs: logs, Functions: runtime, Images: imgs, Meter: meter, stops: stops}
+	t.Cleanup(e.Stop) // runs before the store closes
+	return e
+}
+
+// MeterInterval is how often a test server flushes its usage counts.
+const MeterInterval = 2 * time.Second
+
+// Stop stops the server as cored stops: no more requests, then the
+// function runtime and its logs, then a last flush of the usage counts;
+// the store stays open (a store given with WithStore can then be closed
+// and opened again, as after a restart). t.Cleanup calls it; calling it
+// again does nothing.
+func (e *Env) Stop() {
+	e.stopOnce.Do(func() {
+		for i := len(e.stops) - 1; i >= 0; i-- {
+			e.stops[i]()
+		}
+	})
 }
 
 // DoRaw sends a request and returns the response (body already read and

@@ -44,7 +44,7 @@ func TestAggregateIndexOnly(t *testing.T) {
 		}
 		ops = append(ops, store.Op{Kind: store.OpUpsert, Type: "Sale", ID: itemID(i), Set: set, Now: base})
 	}
-	if _, err := s.Write(ctx, inst, ops); err != nil {
+	if _, err := s.Write(ctx, inst, ops, store.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	bind := func(text string) arcql.Expr {
@@ -108,7 +108,7 @@ func TestAggregateIndexOnly(t *testing.T) {
 	byPrice := store.AggQuery{Filter: bind("price > 20"), Fields: []store.AggField{{Field: "price"}}}
 	write := func(kind store.OpKind, id string) {
 		t.Helper()
-		if _, err := s.Write(ctx, inst, []store.Op{{Kind: kind, Type: "Sale", ID: id, Now: base.Add(time.Hour)}}); err != nil {
+		if _, err := s.Write(ctx, inst, []store.Op{{Kind: kind, Type: "Sale", ID: id, Now: base.Add(time.Hour)}}, store.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 	}

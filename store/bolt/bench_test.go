@@ -39,7 +39,7 @@ func benchBooksWith(b *testing.B, cfg Config) *Store {
 			"price":    float64(rnd.IntN(10000)) / 100,
 		}})
 		if len(ops) == 1000 {
-			if _, err := s.Write(ctx, "bench", ops); err != nil {
+			if _, err := s.Write(ctx, "bench", ops, store.Quota{}); err != nil {
 				b.Fatal(err)
 			}
 			ops = ops[:0]
@@ -148,7 +148,7 @@ func BenchmarkUpsertParallel(b *testing.B) {
 		for pb.Next() {
 			op := store.Op{Kind: store.OpUpsert, Type: "Book", ID: itemID(i % benchN), Now: base,
 				Set: map[string]any{"price": float64(i%10000) / 100}}
-			if _, err := s.Write(ctx, "bench", []store.Op{op}); err != nil {
+			if _, err := s.Write(ctx, "bench", []store.Op{op}, store.Quota{}); err != nil {
 				b.Fatal(err)
 			}
 			i += 7919
@@ -164,7 +164,7 @@ func benchUpsert(b *testing.B, cfg Config) {
 	for b.Loop() {
 		op := store.Op{Kind: store.OpUpsert, Type: "Book", ID: itemID(i % benchN), Now: base,
 			Set: map[string]any{"price": float64(i%10000) / 100}}
-		if _, err := s.Write(ctx, "bench", []store.Op{op}); err != nil {
+		if _, err := s.Write(ctx, "bench", []store.Op{op}, store.Quota{}); err != nil {
 			b.Fatal(err)
 		}
 		i += 7919

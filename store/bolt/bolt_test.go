@@ -36,7 +36,36 @@ func testConfig() Config {
 func TestConformance(t *testing.T) {
 	storetest.RunWith(t, func(t *testing.T) store.Store {
 		return openTemp(t, testConfig())
-	}, storetest.Options{HopLimit: testConfig().HopLimit})
+	}, storetest.Options{HopLimit: testConfig().HopLimit, Reopen: reopen, ForgetUsage: forgetUsage})
+}
+
+// forgetUsage deletes the instance's usage key, as in a file written
+// before usage was kept.
+func forgetUsage(t *testing.T, s store.Store, inst string) {
+	t.Helper()
+	err := s.(*Store).db.Update(func(tx *bbolt.Tx) error {
+		if ib := instBucket(tx, inst); ib != nil {
+			return ib.Delete(keyUsage)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reopen closes s and opens its file again.
+func reopen(t *testing.T, s store.Store) store.Store {
+	t.Helper()
+	path := s.(*Store).db.Path()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Open(path, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestReopen(t *testing.T) {
@@ -95,13 +124,13 @@ func TestReopen(t *testing.T) {
 		t.Error("an unchanged Declare took a new generation")
 	}
 	// Writes after the reopen keep the indexes (and uniqueness) right.
-	if _, err := s.Write(ctx, "inst", []store.Op{{Kind: store.OpUpsert, Type: "Item", ID: itemID(3), Set: map[string]any{"cat": "new"}, Now: base}}); err != nil {
+	if _, err := s.Write(ctx, "inst", []store.Op{{Kind: store.OpUpsert, Type: "Item", ID: itemID(3), Set: map[string]any{"cat": "new"}, Now: base}}, store.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	if recs, _ := s.Find(ctx, "inst", itemQuery(t, "inst", "cat = 'new'")); len(recs) != 1 {
 		t.Errorf("cat = 'new' finds %d records", len(recs))
 	}
-	_, err = s.Write(ctx, "inst", []store.Op{{Kind: store.OpUpsert, Type: "Item", ID: "dup", Set: map[string]any{"title": "t00003"}, Now: base}})
+	_, err = s.Write(ctx, "inst", []store.Op{{Kind: store.OpUpsert, Type: "Item", ID: "dup", Set: map[string]any{"title": "t00003"}, Now: base}}, store.Quota{})
 	if !errors.Is(err, store.ErrUnique) {
 		t.Errorf("duplicate title after reopen: %v, want ErrUnique", err)
 	}
@@ -112,7 +141,7 @@ func TestDeclare(t *testing.T) {
 	s := openTemp(t, testConfig())
 	write := func(ops ...store.Op) {
 		t.Helper()
-		if _, err := s.Write(ctx, "i", ops); err != nil {
+		if _, err := s.Write(ctx, "i", ops, store.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -189,7 +218,7 @@ func TestWriteDetails(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t, testConfig())
 	t.Run("generated id", func(t *testing.T) {
-		res, err := s.Write(ctx, "i", []store.Op{{Kind: store.OpUpsert, Type: "A", Set: map[string]any{"x": 1}}})
+		res, err := s.Write(ctx, "i", []store.Op{{Kind: store.OpUpsert, Type: "A", Set: map[string]any{"x": 1}}}, store.Quota{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,21 +243,21 @@ func TestWriteDetails(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := s.Write(ctx, tt.inst, []store.Op{tt.op}); err == nil {
+			if _, err := s.Write(ctx, tt.inst, []store.Op{tt.op}, store.Quota{}); err == nil {
 				t.Error("accepted")
 			}
 		})
 	}
 	t.Run("ref op on a scalar", func(t *testing.T) {
-		if _, err := s.Write(ctx, "i", []store.Op{{Kind: store.OpUpsert, Type: "A", ID: "s", Set: map[string]any{"f": "scalar"}}}); err != nil {
+		if _, err := s.Write(ctx, "i", []store.Op{{Kind: store.OpUpsert, Type: "A", ID: "s", Set: map[string]any{"f": "scalar"}}}, store.Quota{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Write(ctx, "i", []store.Op{{Kind: store.OpAddRef, Type: "A", ID: "s", Field: "f", RefID: "x"}}); err == nil {
+		if _, err := s.Write(ctx, "i", []store.Op{{Kind: store.OpAddRef, Type: "A", ID: "s", Field: "f", RefID: "x"}}, store.Quota{}); err == nil {
 			t.Error("AddRef on a string field accepted")
 		}
 	})
 	t.Run("no ops", func(t *testing.T) {
-		if res, err := s.Write(ctx, "i", nil); err != nil || len(res) != 0 {
+		if res, err := s.Write(ctx, "i", nil, store.Quota{}); err != nil || len(res) != 0 {
 			t.Errorf("Write(nil) = %v, %v", res, err)
 		}
 	})
@@ -256,7 +285,7 @@ func TestUnavailableAndCanceled(t *testing.T) {
 		if _, err := s.Find(ctx, "i", &store.Query{Type: "A"}); !errors.Is(err, context.Canceled) {
 			t.Errorf("Find = %v", err)
 		}
-		if _, err := s.Write(ctx, "i", []store.Op{{Kind: store.OpUpsert, Type: "A"}}); !errors.Is(err, context.Canceled) {
+		if _, err := s.Write(ctx, "i", []store.Op{{Kind: store.OpUpsert, Type: "A"}}, store.Quota{}); !errors.Is(err, context.Canceled) {
 			t.Errorf("Write = %v", err)
 		}
 	})
@@ -271,7 +300,7 @@ func TestUnavailableAndCanceled(t *testing.T) {
 		if _, err := s.Get(ctx, "i", "A", "1"); !errors.Is(err, store.ErrUnavailable) {
 			t.Errorf("Get = %v", err)
 		}
-		if _, err := s.Write(ctx, "i", []store.Op{{Kind: store.OpUpsert, Type: "A"}}); !errors.Is(err, store.ErrUnavailable) {
+		if _, err := s.Write(ctx, "i", []store.Op{{Kind: store.OpUpsert, Type: "A"}}, store.Quota{}); !errors.Is(err, store.ErrUnavailable) {
 			t.Errorf("Write = %v", err)
 		}
 	})

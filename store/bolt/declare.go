@@ -185,7 +185,8 @@ func (s *Store) Declare(ctx context.Context, inst string, types []store.TypeSpec
 	// transaction, without taking the writer lock.
 	same := false
 	err := s.view(func(tx *bbolt.Tx) error {
-		same = declaredAs(instBucket(tx, inst), encoded)
+		ib := instBucket(tx, inst)
+		same = declaredAs(ib, encoded) && hasUsage(ib)
 		return nil
 	})
 	if err != nil || same {
@@ -197,6 +198,10 @@ func (s *Store) Declare(ctx context.Context, inst string, types []store.TypeSpec
 	return translate(s.db.Update(func(tx *bbolt.Tx) error {
 		ib, err := tx.Bucket(bucketInst).CreateBucketIfNotExists([]byte(inst))
 		if err != nil {
+			return err
+		}
+		// An instance stored before usage was kept is counted now, once.
+		if err := startUsage(ib); err != nil {
 			return err
 		}
 		if declaredAs(ib, encoded) {

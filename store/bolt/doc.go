@@ -16,6 +16,9 @@
 //	inst/<instance>/rec/<type>           <id> → encoded record (codec.go)
 //	inst/<instance>/idx/<type>/<index>   <entry key> → empty; 0x00 → flags
 //	inst/<instance>/count     <type> → record count, big-endian uint64
+//	inst/<instance>           "usage" → the instance's records and their
+//	                          encoded bytes, kept by every write (usage.go)
+//	inst/<instance>/counters  <name> → a counter of the service (AddCounters)
 //
 // The instance id is the first element of every record and index path, so
 // no key of one instance is reachable from another, and DropInstance is one
@@ -56,5 +59,8 @@
 // every write that queued up while the previous one committed (commit.go):
 // a lone write commits at once, and under load one fsync serves many
 // writes. A write that fails is taken out and the others run again, so one
-// bad Write never fails another, and each Write stays atomic.
+// bad Write never fails another, and each Write stays atomic. A Write's
+// quota is checked inside its transaction, against the usage the same
+// transaction keeps, so a quota is never passed, however many write at
+// once.
 package bolt

@@ -48,7 +48,7 @@ func TestIDCache(t *testing.T) {
 	}
 
 	if _, err := s.Write(ctx, inst, []store.Op{{Kind: store.OpUpsert, Type: "Item", ID: itemID(500), Now: base,
-		Set: map[string]any{"n": int64(500), "price": 99.0, "title": "t00500"}}}); err != nil {
+		Set: map[string]any{"n": int64(500), "price": 99.0, "title": "t00500"}}}, store.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	third, info3 := run(q)
@@ -77,7 +77,7 @@ func TestIDCacheReadsItsWrites(t *testing.T) {
 			for i := range 25 {
 				id := fmt.Sprintf("w%d-%02d", w, i)
 				if _, err := s.Write(ctx, inst, []store.Op{{Kind: store.OpUpsert, Type: "Item", ID: id, Now: base,
-					Set: map[string]any{"n": int64(1000 + w), "title": id}}}); err != nil {
+					Set: map[string]any{"n": int64(1000 + w), "title": id}}}, store.Quota{}); err != nil {
 					t.Error(err)
 					return
 				}

@@ -146,11 +146,11 @@ func TestLongStringKeys(t *testing.T) {
 	for i, v := range long {
 		ops = append(ops, store.Op{Kind: store.OpUpsert, Type: "Item", ID: itemID(i), Set: map[string]any{"title": v}})
 	}
-	if _, err := s.Write(ctx, "i", ops); err != nil {
+	if _, err := s.Write(ctx, "i", ops, store.Quota{}); err != nil {
 		t.Fatalf("distinct long values sharing a prefix: %v", err)
 	}
 	t.Run("unique", func(t *testing.T) {
-		_, err := s.Write(ctx, "i", []store.Op{{Kind: store.OpUpsert, Type: "Item", ID: "dup", Set: map[string]any{"title": long[1]}}})
+		_, err := s.Write(ctx, "i", []store.Op{{Kind: store.OpUpsert, Type: "Item", ID: "dup", Set: map[string]any{"title": long[1]}}}, store.Quota{})
 		var fe *store.FieldError
 		if !errors.As(err, &fe) || fe.Value != long[1] {
 			t.Errorf("duplicate long value: %v", err)

@@ -72,7 +72,7 @@ func loadItems(t testing.TB, s *Store, inst string, n int) {
 	}
 	var ops []store.Op
 	flush := func() {
-		if _, err := s.Write(ctx, inst, ops); err != nil {
+		if _, err := s.Write(ctx, inst, ops, store.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 		ops = ops[:0]

@@ -39,7 +39,7 @@ func TestRandomAgainstModel(t *testing.T) {
 	m := &model{recs: map[string]*store.Record{}, rnd: rand.New(rand.NewPCG(1, 2))}
 	for round := range rounds {
 		ops := m.randomOps(round)
-		res, err := s.Write(ctx, inst, ops)
+		res, err := s.Write(ctx, inst, ops, store.Quota{})
 		if errors.Is(err, store.ErrUnique) {
 			continue // the model rolled back with it
 		}

@@ -27,7 +27,12 @@ import (
 //     list; trash and untrash leave Updated alone.
 //   - A ref op on a field holding something other than a list (or null)
 //     is an error.
-func (s *Store) Write(ctx context.Context, inst string, ops []store.Op) ([]store.OpResult, error) {
+//
+// The instance's usage (usage.go) changes in the same transaction, and
+// the quota is checked there, against the usage this transaction sees:
+// a Write past it returns the *store.QuotaError and, like any failing
+// Write, is taken out of the transaction with nothing of it written.
+func (s *Store) Write(ctx context.Context, inst string, ops []store.Op, quota store.Quota) ([]store.OpResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -56,13 +61,21 @@ func (s *Store) Write(ctx context.Context, inst string, ops []store.Op) ([]store
 		if err != nil {
 			return err
 		}
+		before, err := usageOf(ib)
+		if err != nil {
+			return err
+		}
 		w := writer{ib: ib, st: st}
 		for i := range prepared {
 			if results[i], err = w.apply(&prepared[i]); err != nil {
 				return err
 			}
 		}
-		return nil
+		after := store.Usage{Records: before.Records + w.delta.Records, StorageBytes: before.StorageBytes + w.delta.StorageBytes}
+		if err := quota.Check(prepared, before, after); err != nil {
+			return err
+		}
+		return putUsage(ib, after)
 	})
 	if err != nil {
 		return nil, err
@@ -74,6 +87,9 @@ func (s *Store) Write(ctx context.Context, inst string, ops []store.Op) ([]store
 type writer struct {
 	ib *bbolt.Bucket
 	st *instState
+	// delta is what the ops applied so far changed the instance's usage
+	// by.
+	delta store.Usage
 }
 
 func (w *writer) apply(op *store.Op) (store.OpResult, error) {
@@ -82,11 +98,13 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 		return store.OpResult{}, err
 	}
 	var old *store.Record
+	oldSize := 0
 	if rb != nil {
 		if v := rb.Get([]byte(op.ID)); v != nil {
 			if old, err = decodeRecord(op.Type, op.ID, v); err != nil {
 				return store.OpResult{}, err
 			}
+			oldSize = len(v)
 		}
 	}
 	if old == nil && op.Kind != store.OpUpsert {
@@ -118,6 +136,8 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 				return store.OpResult{}, err
 			}
 		}
+		w.delta.Records--
+		w.delta.StorageBytes -= int64(oldSize)
 		return store.OpResult{Changed: true}, w.count(op.Type, -1)
 	case store.OpTrash:
 		if old.Trashed != nil {
@@ -146,8 +166,13 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 		rec.Updated = op.Now.UTC()
 	}
 
-	if err := rb.Put([]byte(op.ID), encodeRecord(nil, rec)); err != nil {
+	enc := encodeRecord(nil, rec)
+	if err := rb.Put([]byte(op.ID), enc); err != nil {
 		return store.OpResult{}, err
+	}
+	w.delta.StorageBytes += int64(len(enc) - oldSize)
+	if old == nil {
+		w.delta.Records++
 	}
 	if err := w.reindex(op.Type, old, rec); err != nil {
 		return store.OpResult{}, err

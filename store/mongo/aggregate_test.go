@@ -46,10 +46,10 @@ func TestAggregateOnTheServer(t *testing.T) {
 		ops = append(ops, store.Op{Kind: store.OpUpsert, Type: "Book", ID: string(rune('a' + i)), Set: set, Now: now})
 	}
 	ops = append(ops, store.Op{Kind: store.OpTrash, Type: "Book", ID: "g", Now: now})
-	if _, err := s.Write(ctx, inst, ops[:7]); err != nil {
+	if _, err := s.Write(ctx, inst, ops[:7], store.Quota{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Write(ctx, inst, ops[7:]); err != nil {
+	if _, err := s.Write(ctx, inst, ops[7:], store.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	bind := func(text string) arcql.Expr {

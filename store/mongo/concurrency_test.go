@@ -29,7 +29,7 @@ func TestConcurrentUpserts(t *testing.T) {
 			res, err := s.Write(ctx, "inst1", []store.Op{{
 				Kind: store.OpUpsert, Type: "Book", ID: "one", Now: now,
 				Set: map[string]any{fmt.Sprintf("f%03d", i): int64(i)},
-			}})
+			}}, store.Quota{})
 			if err != nil {
 				t.Errorf("upsert %d: %v", i, err)
 				return

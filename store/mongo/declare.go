@@ -190,7 +190,8 @@ func (s *Store) Declare(ctx context.Context, inst string, types []store.TypeSpec
 	s.mu.Lock()
 	s.declared[inst] = want
 	s.mu.Unlock()
-	return nil
+	// An instance stored before usage was kept is counted now, once.
+	return s.ensureUsage(ctx, inst)
 }
 
 // claimExisting claims the values that the stored records of a type hold
@@ -275,7 +276,7 @@ func (s *Store) ensureIndexes(ctx context.Context, types []store.TypeSpec) error
 }
 
 // DropInstance removes every record, claim and declared type of an
-// instance.
+// instance, and its usage and counters.
 func (s *Store) DropInstance(ctx context.Context, inst string) error {
 	if err := checkName("instance", inst); err != nil {
 		return err
@@ -287,8 +288,14 @@ func (s *Store) DropInstance(ctx context.Context, inst string) error {
 			return s.fail(ctx, "dropping instance", err)
 		}
 	}
+	// The usage last: a write that lands meanwhile counts from nothing
+	// again, as its records do.
+	if _, err := s.usage.DeleteOne(octx, bson.D{{Key: "_id", Value: inst}}); err != nil {
+		return s.fail(ctx, "dropping instance", err)
+	}
 	s.mu.Lock()
 	delete(s.declared, inst)
+	delete(s.counted, inst)
 	s.mu.Unlock()
 	return nil
 }

@@ -19,6 +19,8 @@
 //	types    the declared TypeSpecs: _id "<instance>/<type>", i, t, …
 //	docs     service documents: _id "<kind>/<key>", k, key, d (bytes).
 //	locks    record locks, only where the server needs them (Writes).
+//	usage    one document per instance: _id the instance, r its records,
+//	         s their BSON bytes, n its counters (usage.go).
 //
 // Indexes, all led by the instance: records {i, t, id} (listing, paging
 // without SORT, and the shard key), and one {i, t, f.<field>…} per
@@ -58,6 +60,12 @@
 // collection before the record is written and given back after (partial
 // unique indexes would do it natively, but not every MongoDB-compatible
 // server has them).
+//
+// A Write's ops change the instance's usage document with one $inc when
+// they have applied. A quota is checked before the first op, from the
+// usage document and the records the ops touch: writers of one instance
+// that run at once may together pass it by what their batches add
+// (usage.go).
 //
 // MongoDB applies an update to one document atomically. FerretDB does not
 // (it reads, changes and rewrites the whole document), so when the server

@@ -3,6 +3,8 @@ package mongo
 import (
 	"context"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"github.com/corehq/core/store"
 )
 
@@ -10,4 +12,16 @@ import (
 // grouped, for the tests of package mongo_test.
 func (s *Store) AggregateReport(ctx context.Context, inst string, q *store.AggQuery) ([]*store.Group, bool, error) {
 	return s.aggregate(ctx, inst, q)
+}
+
+// ForgetUsage removes the instance's kept records and size (not its
+// counters), in the database and in this process's memory, as in a
+// database written before usage was kept.
+func (s *Store) ForgetUsage(ctx context.Context, inst string) error {
+	_, err := s.usage.UpdateOne(ctx, bson.D{{Key: "_id", Value: inst}},
+		bson.D{{Key: "$unset", Value: bson.D{{Key: uRecords, Value: ""}, {Key: uBytes, Value: ""}}}})
+	s.mu.Lock()
+	delete(s.counted, inst)
+	s.mu.Unlock()
+	return err
 }

@@ -88,6 +88,7 @@ const (
 	collTypes   = "types"
 	collDocs    = "docs"
 	collLocks   = "locks"
+	collUsage   = "usage"
 )
 
 // Store is the MongoDB store. It is safe for concurrent use.
@@ -96,7 +97,7 @@ type Store struct {
 	client *mongo.Client
 	db     *mongo.Database
 
-	records, uniques, types, docs, locks *mongo.Collection
+	records, uniques, types, docs, locks, usage *mongo.Collection
 
 	lockWrites bool        // serialise the writes of one record (LockMode)
 	local      *keyedMutex // the same within this process
@@ -104,6 +105,7 @@ type Store struct {
 	mu       sync.RWMutex
 	declared map[string]map[string]*typeState // instance → type → state
 	indexes  map[string]bool                  // names of record indexes known to exist
+	counted  map[string]bool                  // instances whose usage is known to be counted (usage.go)
 }
 
 // Open connects to the server, checks that it answers and creates the
@@ -163,9 +165,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		types:    db.Collection(collTypes),
 		docs:     db.Collection(collDocs),
 		locks:    db.Collection(collLocks),
+		usage:    db.Collection(collUsage),
 		local:    newKeyedMutex(),
 		declared: map[string]map[string]*typeState{},
 		indexes:  map[string]bool{},
+		counted:  map[string]bool{},
 	}
 	if err := s.setup(ctx); err != nil {
 		_ = client.Disconnect(context.WithoutCancel(ctx))

@@ -1,6 +1,7 @@
 package mongo_test
 
 import (
+	"context"
 	"os"
 	"testing"
 
@@ -24,5 +25,26 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	storetest.RunWith(t, func(t *testing.T) store.Store {
 		return mongotest.Open(t, func(c *mongo.Config) { c.HopLimit = hopLimit })
-	}, storetest.Options{HopLimit: hopLimit})
+	}, storetest.Options{HopLimit: hopLimit, Reopen: reopen,
+		ForgetUsage: func(t *testing.T, s store.Store, inst string) {
+			if err := s.(*mongo.Store).ForgetUsage(context.Background(), inst); err != nil {
+				t.Fatal(err)
+			}
+		}})
+}
+
+// reopen closes s and opens its database again.
+func reopen(t *testing.T, s store.Store) store.Store {
+	t.Helper()
+	db := s.(*mongo.Store).Database()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := mongotest.Config(mongotest.URI(t), db)
+	cfg.HopLimit = hopLimit
+	n, err := mongo.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -55,7 +55,7 @@ func TestOutage(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	op := store.Op{Kind: store.OpUpsert, Type: "Book", ID: "b1", Set: map[string]any{"title": "T"}, Now: time.Now()}
-	if _, err := s.Write(ctx, "inst1", []store.Op{op}); err != nil {
+	if _, err := s.Write(ctx, "inst1", []store.Op{op}, store.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -28,7 +28,11 @@ const maxRetries = 20
 // ops before it applied and does not try the ones after it. Decisions
 // store.go leaves open are the bolt store's (store/bolt/write.go), so that
 // both answer alike.
-func (s *Store) Write(ctx context.Context, inst string, ops []store.Op) ([]store.OpResult, error) {
+//
+// A quota is checked before any op applies (checkQuota, usage.go), and
+// what the applied ops changed is added to the instance's usage with one
+// $inc at the end, also when an op fails half way.
+func (s *Store) Write(ctx context.Context, inst string, ops []store.Op, quota store.Quota) (_ []store.OpResult, err error) {
 	if err := checkName("instance", inst); err != nil {
 		return nil, err
 	}
@@ -58,9 +62,25 @@ func (s *Store) Write(ctx context.Context, inst string, ops []store.Op) ([]store
 	if err := s.validate(ctx, inst, prepared); err != nil {
 		return nil, err
 	}
+	if err := s.ensureUsage(ctx, inst); err != nil {
+		return nil, err
+	}
+	if quota.Applies(prepared) {
+		if err := s.checkQuota(ctx, inst, prepared, quota); err != nil {
+			return nil, err
+		}
+	}
+	var delta store.Usage
+	defer func() {
+		if uerr := s.addUsage(context.WithoutCancel(ctx), inst, delta); uerr != nil {
+			err = errors.Join(err, uerr)
+		}
+	}()
 	results := make([]store.OpResult, len(prepared))
 	for i := range prepared {
-		res, err := s.apply(ctx, inst, &prepared[i])
+		res, d, err := s.apply(ctx, inst, &prepared[i])
+		delta.Records += d.Records
+		delta.StorageBytes += d.StorageBytes
 		if err != nil {
 			return nil, err
 		}
@@ -74,12 +94,13 @@ func mustEncode(field string, v any) any {
 	return e
 }
 
-// apply runs one op under its record's lock (lock.go).
-func (s *Store) apply(ctx context.Context, inst string, op *store.Op) (store.OpResult, error) {
+// apply runs one op under its record's lock (lock.go) and returns what it
+// changed the instance's usage by.
+func (s *Store) apply(ctx context.Context, inst string, op *store.Op) (store.OpResult, store.Usage, error) {
 	key := recordKey(inst, op.Type, op.ID)
 	unlock, err := s.lockRecord(ctx, key)
 	if err != nil {
-		return store.OpResult{}, err
+		return store.OpResult{}, store.Usage{}, err
 	}
 	defer unlock()
 	switch op.Kind {
@@ -87,24 +108,28 @@ func (s *Store) apply(ctx context.Context, inst string, op *store.Op) (store.OpR
 		return s.upsert(ctx, inst, key, op)
 	case store.OpDelete:
 		return s.delete(ctx, inst, key, op)
-	case store.OpTrash:
-		return s.trash(ctx, key, op, true)
-	case store.OpUntrash:
-		return s.trash(ctx, key, op, false)
+	case store.OpTrash, store.OpUntrash:
+		return s.trash(ctx, key, op)
 	default:
 		return s.editRefs(ctx, key, op)
 	}
+}
+
+// resized is the usage change of a record document replaced by next.
+func resized(oldSize int64, next bson.M) (store.Usage, error) {
+	size, err := docSize(next)
+	return store.Usage{StorageBytes: size - oldSize}, err
 }
 
 // upsert creates the record or sets the fields of Set: one
 // findOneAndUpdate with $set per field (so concurrent upserts of other
 // fields lose nothing) and $setOnInsert for what only a create writes. The
 // document it returns is the record before, which tells whether the op
-// created it and which unique values it held.
-func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op) (store.OpResult, error) {
+// created it, which unique values it held and its size.
+func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op) (store.OpResult, store.Usage, error) {
 	ts, err := s.typeState(ctx, inst, op.Type)
 	if err != nil {
-		return store.OpResult{}, err
+		return store.OpResult{}, store.Usage{}, err
 	}
 	// Claim the unique values the op sets before writing them.
 	var uniqueFields []string
@@ -120,7 +145,7 @@ func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op) (sto
 		claimed = append(claimed, got...)
 		if err != nil {
 			s.unclaim(ctx, claimed, op.ID)
-			return store.OpResult{}, err
+			return store.OpResult{}, store.Usage{}, err
 		}
 	}
 
@@ -158,10 +183,15 @@ func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op) (sto
 	// op may only update an existing record.
 	opts := options.FindOneAndUpdate().SetReturnDocument(options.Before).SetUpsert(missing == "")
 	var old bson.M
+	var oldRaw bson.Raw
 	for attempt := 0; ; attempt++ {
 		octx, cancel := s.op(ctx)
 		old = nil
-		err = s.records.FindOneAndUpdate(octx, bson.D{{Key: "_id", Value: key}}, update, opts).Decode(&old)
+		res := s.records.FindOneAndUpdate(octx, bson.D{{Key: "_id", Value: key}}, update, opts)
+		oldRaw, err = res.Raw()
+		if err == nil {
+			err = res.Decode(&old)
+		}
 		cancel()
 		// Two upserts of a new record may both try the insert; the loser
 		// retries and finds the record.
@@ -173,19 +203,26 @@ func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op) (sto
 	created := errors.Is(err, mongo.ErrNoDocuments)
 	if err != nil && !created {
 		s.unclaim(ctx, claimed, op.ID)
-		return store.OpResult{}, s.fail(ctx, "upsert", err)
+		return store.OpResult{}, store.Usage{}, s.fail(ctx, "upsert", err)
 	}
 	if created && missing != "" {
 		s.unclaim(ctx, claimed, op.ID)
-		return store.OpResult{}, &store.FieldError{Err: store.ErrRequired, Type: op.Type, Field: missing}
+		return store.OpResult{}, store.Usage{}, &store.FieldError{Err: store.ErrRequired, Type: op.Type, Field: missing}
 	}
 
 	var rec *store.Record
+	var used store.Usage
 	if created {
 		rec = &store.Record{Type: op.Type, ID: op.ID, Created: op.Now, CreatedBy: op.CreatedBy, Impl: op.Impl, Fields: map[string]any{}}
+		used, err = resized(0, upsertedDoc(inst, key, nil, op))
+		used.Records = 1
 	} else {
-		if rec, err = decodeRecord(old); err != nil {
-			return store.OpResult{}, err
+		used, err = resized(int64(len(oldRaw)), upsertedDoc(inst, key, old, op))
+		if err == nil {
+			rec, err = decodeRecord(old)
+		}
+		if err != nil {
+			return store.OpResult{}, used, err
 		}
 		// Release the unique values the op replaced.
 		var freed []string
@@ -199,32 +236,40 @@ func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op) (sto
 		}
 		s.unclaim(ctx, freed, op.ID)
 	}
+	if err != nil {
+		return store.OpResult{}, used, err
+	}
 	rec.Updated = op.Now
 	for k, v := range op.Set {
 		rec.Fields[k] = decodeValue(mustEncode(k, v)) // a copy the caller may keep
 	}
-	return store.OpResult{Created: created, Changed: true, Record: rec}, nil
+	return store.OpResult{Created: created, Changed: true, Record: rec}, used, nil
 }
 
 // delete removes the record and frees its unique values.
-func (s *Store) delete(ctx context.Context, inst, key string, op *store.Op) (store.OpResult, error) {
+func (s *Store) delete(ctx context.Context, inst, key string, op *store.Op) (store.OpResult, store.Usage, error) {
 	octx, cancel := s.op(ctx)
 	defer cancel()
 	var old bson.M
-	err := s.records.FindOneAndDelete(octx, bson.D{{Key: "_id", Value: key}}).Decode(&old)
+	res := s.records.FindOneAndDelete(octx, bson.D{{Key: "_id", Value: key}})
+	raw, err := res.Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return store.OpResult{}, nil
+		return store.OpResult{}, store.Usage{}, nil
 	}
 	if err != nil {
-		return store.OpResult{}, s.fail(ctx, "delete", err)
+		return store.OpResult{}, store.Usage{}, s.fail(ctx, "delete", err)
+	}
+	used := store.Usage{Records: -1, StorageBytes: -int64(len(raw))}
+	if err := res.Decode(&old); err != nil {
+		return store.OpResult{}, used, s.fail(ctx, "delete", err)
 	}
 	rec, err := decodeRecord(old)
 	if err != nil {
-		return store.OpResult{}, err
+		return store.OpResult{}, used, err
 	}
 	ts, err := s.typeState(ctx, inst, op.Type)
 	if err != nil {
-		return store.OpResult{}, err
+		return store.OpResult{}, used, err
 	}
 	var freed []string
 	for f := range ts.unique {
@@ -233,70 +278,83 @@ func (s *Store) delete(ctx context.Context, inst, key string, op *store.Op) (sto
 		}
 	}
 	s.unclaim(ctx, freed, op.ID)
-	return store.OpResult{Changed: true}, nil
+	return store.OpResult{Changed: true}, used, nil
 }
 
-// trash sets core.trashed to Now unless it is set (on=true), or clears it.
-// Updated does not change. Changed is true whenever the record exists.
-func (s *Store) trash(ctx context.Context, key string, op *store.Op, on bool) (store.OpResult, error) {
+// trash sets core.trashed to Now unless it is set (OpTrash), or clears it
+// (OpUntrash). Updated does not change. Changed is true whenever the
+// record exists.
+func (s *Store) trash(ctx context.Context, key string, op *store.Op) (store.OpResult, store.Usage, error) {
 	octx, cancel := s.op(ctx)
 	defer cancel()
 	filter := bson.D{{Key: "_id", Value: key}}
 	var update bson.D
-	if on {
+	if op.Kind == store.OpTrash {
 		filter = append(filter, bson.E{Key: fTrashed, Value: nil})
 		update = bson.D{{Key: "$set", Value: bson.D{{Key: fTrashed, Value: dateOf(op.Now)}}}}
 	} else {
+		filter = append(filter, bson.E{Key: fTrashed, Value: bson.D{{Key: "$exists", Value: true}}})
 		update = bson.D{{Key: "$unset", Value: bson.D{{Key: fTrashed, Value: ""}}}}
 	}
 	update = append(update, bson.E{Key: "$inc", Value: bson.D{{Key: fVersion, Value: int64(1)}}})
-	res, err := s.records.UpdateOne(octx, filter, update)
-	if err != nil {
-		return store.OpResult{}, s.fail(ctx, "trash", err)
+	res := s.records.FindOneAndUpdate(octx, filter, update, options.FindOneAndUpdate().SetReturnDocument(options.Before))
+	raw, err := res.Raw()
+	if err == nil {
+		var old bson.M
+		if err := res.Decode(&old); err != nil {
+			return store.OpResult{}, store.Usage{}, s.fail(ctx, "trash", err)
+		}
+		used, err := resized(int64(len(raw)), trashedDoc(old, op))
+		return store.OpResult{Changed: true}, used, err
 	}
-	if res.MatchedCount > 0 {
-		return store.OpResult{Changed: true}, nil
+	if !errors.Is(err, mongo.ErrNoDocuments) {
+		return store.OpResult{}, store.Usage{}, s.fail(ctx, "trash", err)
 	}
+	// Nothing to change: does the record exist?
 	n, err := s.records.CountDocuments(octx, bson.D{{Key: "_id", Value: key}})
 	if err != nil {
-		return store.OpResult{}, s.fail(ctx, "trash", err)
+		return store.OpResult{}, store.Usage{}, s.fail(ctx, "trash", err)
 	}
-	return store.OpResult{Changed: n > 0}, nil
+	return store.OpResult{Changed: n > 0}, store.Usage{}, nil
 }
 
 // editRefs adds or removes an id in a list field: read the record,
 // compute the list (store.Op.EditRefs), and write it back only if the
 // record's version is still the one read (else read again).
-func (s *Store) editRefs(ctx context.Context, key string, op *store.Op) (store.OpResult, error) {
+func (s *Store) editRefs(ctx context.Context, key string, op *store.Op) (store.OpResult, store.Usage, error) {
 	path := fieldPath([]string{op.Field})
 	for attempt := 0; ; attempt++ {
 		octx, cancel := s.op(ctx)
 		var doc bson.M
-		err := s.records.FindOne(octx, bson.D{{Key: "_id", Value: key}}).Decode(&doc)
+		res := s.records.FindOne(octx, bson.D{{Key: "_id", Value: key}})
+		raw, err := res.Raw()
+		if err == nil {
+			err = res.Decode(&doc)
+		}
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			cancel()
-			return store.OpResult{}, nil
+			return store.OpResult{}, store.Usage{}, nil
 		}
 		if err != nil {
 			cancel()
-			return store.OpResult{}, s.fail(ctx, "reference edit", err)
+			return store.OpResult{}, store.Usage{}, s.fail(ctx, "reference edit", err)
 		}
 		rec, err := decodeRecord(doc)
 		if err != nil {
 			cancel()
-			return store.OpResult{}, err
+			return store.OpResult{}, store.Usage{}, err
 		}
 		list, ok := rec.Fields[op.Field].([]any)
 		if !ok && rec.Fields[op.Field] != nil {
 			cancel()
-			return store.OpResult{}, fmt.Errorf("mongo: %s/%s: field %s is not a list", op.Type, op.ID, op.Field)
+			return store.OpResult{}, store.Usage{}, fmt.Errorf("mongo: %s/%s: field %s is not a list", op.Type, op.ID, op.Field)
 		}
 		next, changed := op.EditRefs(list)
 		if !changed {
 			cancel()
-			return store.OpResult{Changed: true}, nil
+			return store.OpResult{Changed: true}, store.Usage{}, nil
 		}
-		res, err := s.records.UpdateOne(octx,
+		ures, err := s.records.UpdateOne(octx,
 			bson.D{{Key: "_id", Value: key}, {Key: fVersion, Value: doc[fVersion]}},
 			bson.D{
 				{Key: "$set", Value: bson.D{{Key: path, Value: mustEncode(op.Field, next)}, {Key: fUpdated, Value: dateOf(op.Now)}}},
@@ -304,13 +362,14 @@ func (s *Store) editRefs(ctx context.Context, key string, op *store.Op) (store.O
 			})
 		cancel()
 		if err != nil {
-			return store.OpResult{}, s.fail(ctx, "reference edit", err)
+			return store.OpResult{}, store.Usage{}, s.fail(ctx, "reference edit", err)
 		}
-		if res.MatchedCount > 0 {
-			return store.OpResult{Changed: true}, nil
+		if ures.MatchedCount > 0 {
+			used, err := resized(int64(len(raw)), editedDoc(doc, op, next))
+			return store.OpResult{Changed: true}, used, err
 		}
 		if attempt >= maxRetries {
-			return store.OpResult{}, fmt.Errorf("mongo: %s/%s: the record kept changing: %w", op.Type, op.ID, store.ErrUnavailable)
+			return store.OpResult{}, store.Usage{}, fmt.Errorf("mongo: %s/%s: the record kept changing: %w", op.Type, op.ID, store.ErrUnavailable)
 		}
 	}
 }

@@ -32,7 +32,7 @@ func testConcurrency(t *testing.T, e *env) {
 					upsert("Book", id, at(i), map[string]any{"title": id, "price": float64(w)}),
 					upsert("Book", "shared", at(i), map[string]any{fmt.Sprintf("w%d", w): int64(i)}),
 				}
-				if _, err := e.s.Write(e.ctx, e.inst, ops); err != nil {
+				if _, err := e.s.Write(e.ctx, e.inst, ops, store.Quota{}); err != nil {
 					t.Errorf("worker %d: Write: %v", w, err)
 					return
 				}
@@ -77,7 +77,7 @@ func testConcurrency(t *testing.T, e *env) {
 				defer wg.Done()
 				_, errs[i] = e.s.Write(e.ctx, e.inst, []store.Op{
 					upsert("Account", fmt.Sprintf("race%d", i), at(1), map[string]any{"username": "race"}),
-				})
+				}, store.Quota{})
 			}()
 		}
 		wg.Wait()

@@ -258,7 +258,7 @@ func testDeclare(t *testing.T, e *env) {
 		if err := e.s.Declare(e.ctx, e.inst, append(specs, store.TypeSpec{Name: "Account", Unique: []string{"username"}})); err != nil {
 			t.Fatal(err)
 		}
-		_, err := e.s.Write(e.ctx, e.inst, []store.Op{upsert("Account", "u3", at(2), map[string]any{"username": "bob"})})
+		_, err := e.s.Write(e.ctx, e.inst, []store.Op{upsert("Account", "u3", at(2), map[string]any{"username": "bob"})}, store.Quota{})
 		checkFieldError(t, err, &store.FieldError{Err: store.ErrUnique, Type: "Account", Field: "username", Value: "bob"})
 	})
 	t.Run("empty", func(t *testing.T) {

@@ -47,6 +47,14 @@ type Options struct {
 	// HopLimit+1 records). Zero skips that check; store.ResolveHops's own
 	// bound is checked either way.
 	HopLimit int
+	// Reopen closes s and returns the same store opened again (the same
+	// file, the same database), as a restart does; nil skips the checks
+	// that need it.
+	Reopen func(t *testing.T, s store.Store) store.Store
+	// ForgetUsage removes what s keeps of inst's usage (not its counters),
+	// as in a store written before usage was kept, so that the suite can
+	// check the kept figures against a count from scratch; nil skips.
+	ForgetUsage func(t *testing.T, s store.Store, inst string)
 }
 
 // Run runs the whole suite with the zero Options.
@@ -86,6 +94,9 @@ func RunWith(t *testing.T, open func(t *testing.T) store.Store, opts Options) {
 		{"CreateDoc", testCreateDoc},
 		{"Concurrency", testConcurrency},
 		{"ValueTypes", testValueTypes},
+		{"Usage", func(t *testing.T, e *env) { testUsage(t, e, opts) }},
+		{"Quota", testQuota},
+		{"Counters", testCounters},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -105,13 +116,13 @@ type env struct {
 
 func newEnv(t *testing.T, open func(t *testing.T) store.Store) *env {
 	t.Helper()
-	s := open(t)
+	e := &env{t: t, s: open(t), ctx: context.Background(), inst: "inst-" + store.NewID()}
 	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
+		if err := e.s.Close(); err != nil { // e.s: the store Reopen may have replaced
 			t.Errorf("Close: %v", err)
 		}
 	})
-	return &env{t: t, s: s, ctx: context.Background(), inst: "inst-" + store.NewID()}
+	return e
 }
 
 // otherInstance returns a fresh instance id.
@@ -175,7 +186,7 @@ func (e *env) write(ops ...store.Op) []store.OpResult {
 
 func (e *env) writeIn(inst string, ops ...store.Op) []store.OpResult {
 	e.t.Helper()
-	res, err := e.s.Write(e.ctx, inst, ops)
+	res, err := e.s.Write(e.ctx, inst, ops, store.Quota{})
 	if err != nil {
 		e.t.Fatalf("Write(%s): %v", inst, err)
 	}

@@ -207,7 +207,7 @@ func testRequired(t *testing.T, e *env) {
 		t.Run(tt.name, func(t *testing.T) {
 			op := upsert("Book", "r1", at(1), tt.set)
 			op.Required = []string{"title"}
-			_, err := e.s.Write(e.ctx, e.inst, []store.Op{op})
+			_, err := e.s.Write(e.ctx, e.inst, []store.Op{op}, store.Quota{})
 			checkFieldError(t, err, &store.FieldError{Err: store.ErrRequired, Type: "Book", Field: "title"})
 			e.wantNotFound(e.inst, "Book", "r1")
 		})
@@ -249,7 +249,7 @@ func testUnique(t *testing.T, e *env, opts Options) {
 	}
 	for _, tt := range violations {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := e.s.Write(e.ctx, e.inst, tt.ops)
+			_, err := e.s.Write(e.ctx, e.inst, tt.ops, store.Quota{})
 			checkFieldError(t, err, &store.FieldError{Err: store.ErrUnique, Type: "Account", Field: tt.field, Value: tt.value})
 			if !opts.WritesNotAtomic {
 				e.wantNotFound(e.inst, "Account", "u2")
@@ -322,7 +322,7 @@ func testAtomicity(t *testing.T, e *env, opts Options) {
 				{Kind: store.OpAddRef, Type: "Author", ID: "a1", Field: "booklist", RefID: "new1", Now: at(10)},
 				tt.bad,
 			}
-			if _, err := e.s.Write(e.ctx, e.inst, ops); !errors.Is(err, tt.want) {
+			if _, err := e.s.Write(e.ctx, e.inst, ops, store.Quota{}); !errors.Is(err, tt.want) {
 				t.Fatalf("Write = %v, want %v", err, tt.want)
 			}
 			e.wantNotFound(e.inst, "Book", "new1")

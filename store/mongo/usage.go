@@ -1,0 +1,434 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/corehq/core/store"
+)
+
+// Usage (store.Usage) is one document per instance in the usage
+// collection:
+//
+//	_id  the instance id
+//	r    its records, live and trashed
+//	s    their size: the sum of the BSON sizes of its record documents
+//	     (what MongoDB stores and $bsonSize reports; indexes, claims and
+//	     declared types are not counted)
+//	n    { counter name (escaped): value } (AddCounters)
+//
+// Every Write adds what it changed with one $inc when its ops have
+// applied (each op learns the size of its record before from the
+// document findOneAndUpdate or findOneAndDelete returns, and computes
+// the size after: upsertedDoc and its siblings), so any number of
+// processes keep the figures exact together, $inc being atomic. (Where
+// the server does not apply an update atomically, FerretDB, the updates
+// of a usage document are serialised with a lock document, as the
+// writes of a record are: lockUsage.) What is not covered: a
+// process that dies between its record writes and the $inc leaves them
+// uncounted (there are no transactions to tie them).
+//
+// An instance stored before usage was kept has no r: its records are
+// counted once, by a scan, at its first Declare or Write in a process
+// (ensureUsage), and stored unless a concurrent process stored its count
+// first. A record written by another process during that scan may be
+// counted twice or missed, once, at the upgrade.
+const (
+	uRecords  = "r"
+	uBytes    = "s"
+	uCounters = "n"
+)
+
+// usageDoc is a usage document as read.
+type usageDoc struct {
+	Records  *int64           `bson:"r"`
+	Bytes    int64            `bson:"s"`
+	Counters map[string]int64 `bson:"n"`
+}
+
+// Usage returns the instance's usage (store.Store).
+func (s *Store) Usage(ctx context.Context, inst string) (store.Usage, error) {
+	if err := checkName("instance", inst); err != nil {
+		return store.Usage{}, err
+	}
+	d, err := s.readUsage(ctx, inst)
+	if err != nil {
+		return store.Usage{}, err
+	}
+	u := store.Usage{StorageBytes: d.Bytes}
+	if d.Records == nil {
+		// Not counted yet: count, without storing (Declare or Write will).
+		if u, err = s.countUsage(ctx, inst); err != nil {
+			return store.Usage{}, err
+		}
+	} else {
+		u.Records = *d.Records
+	}
+	for k, v := range d.Counters {
+		if u.Counters == nil {
+			u.Counters = map[string]int64{}
+		}
+		u.Counters[unescapeKey(k)] = v
+	}
+	return u, nil
+}
+
+// readUsage reads an instance's usage document; a missing one reads as
+// not counted, without counters.
+func (s *Store) readUsage(ctx context.Context, inst string) (usageDoc, error) {
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	var d usageDoc
+	err := s.usage.FindOne(octx, bson.D{{Key: "_id", Value: inst}}).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return usageDoc{}, nil
+	}
+	if err != nil {
+		return usageDoc{}, s.fail(ctx, "reading usage", err)
+	}
+	return d, nil
+}
+
+// AddCounters adds to instances' counters (store.Store): one bulk write
+// of an $inc per instance, then, for counters a negative delta may have
+// brought to 0, an $unset that applies only where the value is 0 still.
+// Where usage documents need locks, each instance's updates run under
+// its lock instead.
+func (s *Store) AddCounters(ctx context.Context, adds map[string]map[string]int64) error {
+	type updates struct{ inc, unsets []mongo.WriteModel }
+	byInst := map[string]*updates{}
+	for inst, add := range adds {
+		if err := checkName("instance", inst); err != nil {
+			return err
+		}
+		if len(add) == 0 {
+			continue
+		}
+		u := &updates{}
+		inc := bson.D{}
+		for name, d := range add {
+			if name == "" {
+				return fmt.Errorf("mongo: instance %s: a counter without a name", inst)
+			}
+			path := uCounters + "." + escapeKey(name)
+			inc = append(inc, bson.E{Key: path, Value: d})
+			if d < 0 {
+				u.unsets = append(u.unsets, mongo.NewUpdateOneModel().
+					SetFilter(bson.D{{Key: "_id", Value: inst}, {Key: path, Value: int64(0)}}).
+					SetUpdate(bson.D{{Key: "$unset", Value: bson.D{{Key: path, Value: ""}}}}))
+			}
+		}
+		u.inc = []mongo.WriteModel{mongo.NewUpdateOneModel().
+			SetFilter(bson.D{{Key: "_id", Value: inst}}).
+			SetUpdate(bson.D{{Key: "$inc", Value: inc}}).
+			SetUpsert(true)}
+		byInst[inst] = u
+	}
+	bulk := func(models []mongo.WriteModel) error {
+		if len(models) == 0 {
+			return nil
+		}
+		octx, cancel := s.op(ctx)
+		defer cancel()
+		_, err := s.usage.BulkWrite(octx, models)
+		return s.fail(ctx, "adding to counters", err)
+	}
+	if s.lockWrites {
+		for inst, u := range byInst {
+			unlock, err := s.lockUsage(ctx, inst)
+			if err != nil {
+				return err
+			}
+			err = bulk(append(u.inc, u.unsets...))
+			unlock()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var incs, unsets []mongo.WriteModel
+	for _, u := range byInst {
+		incs, unsets = append(incs, u.inc...), append(unsets, u.unsets...)
+	}
+	if err := bulk(incs); err != nil {
+		return err
+	}
+	return bulk(unsets)
+}
+
+// lockUsage serialises the updates of an instance's usage document where
+// the server needs it (lock.go); the key is no record's, whose keys all
+// have a type between their slashes.
+func (s *Store) lockUsage(ctx context.Context, inst string) (func(), error) {
+	if !s.lockWrites {
+		return func() {}, nil
+	}
+	return s.lockRecord(ctx, inst+"//usage")
+}
+
+// ensureUsage makes sure the instance's records are counted (once per
+// process it asks the server).
+func (s *Store) ensureUsage(ctx context.Context, inst string) error {
+	s.mu.RLock()
+	done := s.counted[inst]
+	s.mu.RUnlock()
+	if done {
+		return nil
+	}
+	d, err := s.readUsage(ctx, inst)
+	if err != nil {
+		return err
+	}
+	if d.Records == nil {
+		u, err := s.countUsage(ctx, inst)
+		if err != nil {
+			return err
+		}
+		unlock, err := s.lockUsage(ctx, inst)
+		if err != nil {
+			return err
+		}
+		octx, cancel := s.op(ctx)
+		_, err = s.usage.UpdateOne(octx,
+			bson.D{{Key: "_id", Value: inst}, {Key: uRecords, Value: bson.D{{Key: "$exists", Value: false}}}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: uRecords, Value: u.Records}, {Key: uBytes, Value: u.StorageBytes}}}},
+			options.UpdateOne().SetUpsert(true))
+		cancel()
+		unlock()
+		// A duplicate key: another process stored its count first.
+		if err != nil && !mongo.IsDuplicateKeyError(err) {
+			return s.fail(ctx, "storing usage", err)
+		}
+	}
+	s.mu.Lock()
+	s.counted[inst] = true
+	s.mu.Unlock()
+	return nil
+}
+
+// countUsage counts an instance's records and their size: one scan.
+func (s *Store) countUsage(ctx context.Context, inst string) (store.Usage, error) {
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	cur, err := s.records.Find(octx, bson.D{{Key: fInst, Value: inst}})
+	if err != nil {
+		return store.Usage{}, s.fail(ctx, "counting usage", err)
+	}
+	defer cur.Close(context.WithoutCancel(octx))
+	var u store.Usage
+	for cur.Next(octx) {
+		u.Records++
+		u.StorageBytes += int64(len(cur.Current))
+	}
+	if err := cur.Err(); err != nil {
+		return store.Usage{}, s.fail(ctx, "counting usage", err)
+	}
+	return u, nil
+}
+
+// addUsage adds what a Write changed to the instance's usage.
+func (s *Store) addUsage(ctx context.Context, inst string, d store.Usage) error {
+	if d.Records == 0 && d.StorageBytes == 0 {
+		return nil
+	}
+	unlock, err := s.lockUsage(ctx, inst)
+	if err != nil {
+		return fmt.Errorf("the ops applied but their usage could not be counted: %w", err)
+	}
+	defer unlock()
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	_, err = s.usage.UpdateOne(octx, bson.D{{Key: "_id", Value: inst}},
+		bson.D{{Key: "$inc", Value: bson.D{{Key: uRecords, Value: d.Records}, {Key: uBytes, Value: d.StorageBytes}}}},
+		options.UpdateOne().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("the ops applied but their usage could not be counted: %w", s.fail(ctx, "counting usage", err))
+	}
+	return nil
+}
+
+// checkQuota refuses a Write that would take the instance past quota,
+// before any op applies: it reads the records the ops touch (one query)
+// and the usage, and follows the ops' effect on sizes through the batch
+// as apply will. Writers of the same instance that run at once, in this
+// process or others, each check against the usage before the others'
+// writes land, so together they may pass the quota by at most what
+// their batches add; the embedded store, checking inside its
+// transaction, never does.
+func (s *Store) checkQuota(ctx context.Context, inst string, ops []store.Op, quota store.Quota) error {
+	keys := make([]string, 0, len(ops))
+	for i := range ops {
+		keys = append(keys, recordKey(inst, ops[i].Type, ops[i].ID))
+	}
+	docs := map[string]bson.M{}
+	sizes := map[string]int64{}
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	cur, err := s.records.Find(octx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}})
+	if err != nil {
+		return s.fail(ctx, "reading records for a quota", err)
+	}
+	for cur.Next(octx) {
+		var doc bson.M
+		if err := cur.Decode(&doc); err != nil {
+			cur.Close(context.WithoutCancel(octx))
+			return fmt.Errorf("mongo: decoding a record: %w", err)
+		}
+		key, _ := doc["_id"].(string)
+		docs[key], sizes[key] = doc, int64(len(cur.Current))
+	}
+	err = cur.Err()
+	cur.Close(context.WithoutCancel(octx))
+	if err != nil {
+		return s.fail(ctx, "reading records for a quota", err)
+	}
+	d, err := s.readUsage(ctx, inst)
+	if err != nil {
+		return err
+	}
+	before := store.Usage{StorageBytes: d.Bytes}
+	if d.Records != nil {
+		before.Records = *d.Records
+	}
+	after := before
+	for i, key := range keys {
+		op := &ops[i]
+		old := docs[key]
+		var next bson.M
+		switch op.Kind {
+		case store.OpUpsert:
+			next = upsertedDoc(inst, key, old, op)
+		case store.OpDelete:
+			if old != nil {
+				after.Records--
+				after.StorageBytes -= sizes[key]
+				delete(docs, key)
+			}
+			continue
+		case store.OpTrash, store.OpUntrash:
+			if old == nil || (old[fTrashed] != nil) == (op.Kind == store.OpTrash) {
+				continue
+			}
+			next = trashedDoc(old, op)
+		default:
+			if old == nil {
+				continue
+			}
+			rec, err := decodeRecord(old)
+			if err != nil {
+				return err
+			}
+			list, _ := rec.Fields[op.Field].([]any)
+			edited, changed := op.EditRefs(list)
+			if !changed {
+				continue
+			}
+			next = editedDoc(old, op, edited)
+		}
+		size, err := docSize(next)
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			after.Records++
+		}
+		after.StorageBytes += size - sizes[key]
+		docs[key], sizes[key] = next, size
+	}
+	return quota.Check(ops, before, after)
+}
+
+// docSize is the BSON size of a record document.
+func docSize(doc bson.M) (int64, error) {
+	b, err := bson.Marshal(doc)
+	if err != nil {
+		return 0, fmt.Errorf("mongo: measuring a record: %w", err)
+	}
+	return int64(len(b)), nil
+}
+
+// The documents a write leaves, built as the server builds them from
+// the update, so that their size is known without reading them back:
+// the same elements make the same BSON size, whatever their order.
+
+// upsertedDoc is the record document an upsert leaves: old (nil: a
+// create) with $setOnInsert, $set and $inc applied as upsert sends them.
+func upsertedDoc(inst, key string, old bson.M, op *store.Op) bson.M {
+	var doc bson.M
+	if old == nil {
+		doc = bson.M{"_id": key, fInst: inst, fType: op.Type, fID: op.ID, fCreated: dateOf(op.Now)}
+		if op.CreatedBy != "" {
+			doc[fCreatedBy] = op.CreatedBy
+		}
+		if op.Impl != "" {
+			doc[fImpl] = op.Impl
+		}
+	} else {
+		doc = maps.Clone(old)
+	}
+	f := fieldsOf(doc)
+	for k, v := range op.Set {
+		f[escapeKey(k)] = mustEncode(k, v)
+	}
+	doc[fFields] = f
+	doc[fUpdated] = dateOf(op.Now)
+	bump(doc)
+	return doc
+}
+
+// trashedDoc is the record document a trash (x set) or an untrash (x
+// removed) leaves.
+func trashedDoc(old bson.M, op *store.Op) bson.M {
+	doc := maps.Clone(old)
+	if op.Kind == store.OpTrash {
+		doc[fTrashed] = dateOf(op.Now)
+	} else {
+		delete(doc, fTrashed)
+	}
+	bump(doc)
+	return doc
+}
+
+// editedDoc is the record document a reference edit leaves.
+func editedDoc(old bson.M, op *store.Op, list []any) bson.M {
+	doc := maps.Clone(old)
+	f := fieldsOf(doc)
+	f[escapeKey(op.Field)] = mustEncode(op.Field, list)
+	doc[fFields] = f
+	doc[fUpdated] = dateOf(op.Now)
+	bump(doc)
+	return doc
+}
+
+// fieldsOf copies a record document's fields object (decoded as a map
+// of either type).
+func fieldsOf(doc bson.M) bson.M {
+	f := bson.M{}
+	switch m := doc[fFields].(type) {
+	case bson.M:
+		maps.Copy(f, m)
+	case map[string]any:
+		maps.Copy(f, m)
+	}
+	return f
+}
+
+// bump applies $inc {v: int64(1)}: an int64 whatever v held (MongoDB
+// widens an int32 incremented by an int64).
+func bump(doc bson.M) {
+	var v int64
+	switch n := doc[fVersion].(type) {
+	case int64:
+		v = n
+	case int32:
+		v = int64(n)
+	}
+	doc[fVersion] = v + 1
+}
