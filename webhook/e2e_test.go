@@ -492,7 +492,9 @@ func TestRequestTimeout(t *testing.T) {
 	cfg := fn.DefaultConfig()
 	cfg.Timeout = time.Hour
 	h := start(t, tenant.Settings{AnonymousRequests: true}, servertest.WithFunctionConfig(cfg),
-		servertest.WithConfig(func(c *server.Config) { c.RequestTimeout = 300 * time.Millisecond }))
+		// Long enough for the setup requests (creating an instance builds
+		// indexes, slow on MongoDB on a loaded machine), which share it.
+		servertest.WithConfig(func(c *server.Config) { c.RequestTimeout = 3 * time.Second }))
 	status, body := h.env.GraphQL("hooks.test", h.token, `mutation { spin(payload: {url: {path: "/"}, headers: {}, body: "{}"}) { status } }`, nil)
 	if _, code := servertest.FirstError(body); status != http.StatusGatewayTimeout || code != "TIMEOUT" {
 		t.Errorf("a looping function through /graphql: %d %s, want 504 TIMEOUT", status, dump(body))
