@@ -49,11 +49,10 @@ func (s *Store) appendChanges(ib *bbolt.Bucket, changes []store.Change, now time
 		prev = getU64(k)
 	}
 	seq := prev
-	var buf []byte
 	for i := range changes {
 		seq++
-		buf = encodeChange(buf[:0], &changes[i], now)
-		if err := cb.Put(u64(seq), buf); err != nil {
+		// bbolt keeps the value until the commit: one buffer each.
+		if err := cb.Put(u64(seq), encodeChange(nil, &changes[i], now)); err != nil {
 			return 0, err
 		}
 	}
