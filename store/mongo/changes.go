@@ -33,7 +33,10 @@ import (
 // never sees n+1 without n: a change is committed when its insert is.
 // Without transactions, a Write failing half way keeps the changes of the
 // ops that applied (they did change the records), and a process dying
-// between an op and its insert loses that one change.
+// between an op and its insert loses that one change. After DropInstance
+// in another process, a process that still writes the instance numbers
+// on from the newest it knew (a reader from 0 then meets ErrHistoryGone
+// and starts afresh), which is harmless: cursors never go backwards.
 //
 // Waiting. Within a process, an insert wakes the instance's waiters at
 // once. Across processes (no change streams on FerretDB, the test server),
