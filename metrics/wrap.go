@@ -42,6 +42,22 @@ func (s *timedStore) Write(ctx context.Context, inst string, ops []store.Op, quo
 	return s.Store.Write(ctx, inst, ops, quota)
 }
 
+func (s *timedStore) Changes(ctx context.Context, inst string, after uint64, limit int) ([]store.Change, error) {
+	defer s.m.observeStore("changes", time.Now())
+	return s.Store.Changes(ctx, inst, after, limit)
+}
+
+func (s *timedStore) LastChange(ctx context.Context, inst string) (uint64, error) {
+	defer s.m.observeStore("last_change", time.Now())
+	return s.Store.LastChange(ctx, inst)
+}
+
+// Wait is not timed: it lasts as long as nothing changes, which says
+// nothing about the store.
+func (s *timedStore) Wait(ctx context.Context, inst string, after uint64) (uint64, error) {
+	return s.Store.Wait(ctx, inst, after)
+}
+
 func (s *timedStore) GetDoc(ctx context.Context, kind, key string) ([]byte, error) {
 	defer s.m.observeStore("get_doc", time.Now())
 	return s.Store.GetDoc(ctx, kind, key)

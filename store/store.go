@@ -207,9 +207,26 @@ type Store interface {
 	// Concurrent adds, from any process, all count. A counter that reaches
 	// 0 is removed. Usage reads them; DropInstance removes them.
 	AddCounters(ctx context.Context, adds map[string]map[string]int64) error
-	// DropInstance removes every record of an instance, its usage and its
-	// counters.
+	// DropInstance removes every record of an instance, its usage, its
+	// counters and its change feed.
 	DropInstance(ctx context.Context, inst string) error
+
+	// Changes returns the instance's changes with Seq > after, oldest
+	// first, at most limit (which must be positive): the change feed every
+	// Write appends to (changes.go). When the change right after after
+	// has been trimmed (Retention), it fails with an error wrapping
+	// ErrHistoryGone. after 0 reads from the start; an after at or past
+	// the newest change returns none.
+	Changes(ctx context.Context, inst string, after uint64, limit int) ([]Change, error)
+	// LastChange returns the Seq of the instance's newest change, 0 when
+	// it has none: where a new reader starts.
+	LastChange(ctx context.Context, inst string) (uint64, error)
+	// Wait blocks until the instance has a change with Seq > after (made
+	// through this store or, on a shared database, any process), and
+	// returns LastChange; or fails with ctx's error when ctx ends first.
+	// It returns at once when such a change exists already. Each store
+	// documents how it learns of changes (without polling in one process).
+	Wait(ctx context.Context, inst string, after uint64) (uint64, error)
 
 	// PutDoc stores a service document (apps, releases, instances, …) of a
 	// kind under a key, replacing any previous one.

@@ -35,6 +35,9 @@ type Config struct {
 	BatchSize int
 	// FileMode is the mode of a newly created file.
 	FileMode os.FileMode
+	// Retention is how much of each instance's change feed is kept; the
+	// zero value is store.DefaultRetention (changes.go).
+	Retention store.Retention
 }
 
 // DefaultConfig returns the configuration for a data directory: 10,000
@@ -68,8 +71,9 @@ type Store struct {
 	mu     sync.RWMutex
 	states map[string]*instState
 
-	hints planHints // hints.go
-	ids   idCache   // idcache.go
+	hints planHints     // hints.go
+	ids   idCache       // idcache.go
+	feed  store.Waiters // the callers of Wait (changes.go)
 }
 
 // Bucket and key names of the layout (doc.go).
@@ -102,6 +106,7 @@ func Open(path string, cfg Config) (*Store, error) {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = DefaultConfig().BatchSize
 	}
+	cfg.Retention = cfg.Retention.Normalized()
 	db, err := bbolt.Open(path, cfg.FileMode, &bbolt.Options{
 		Timeout: cfg.OpenTimeout,
 		// The freelist is rebuilt on open instead of written on every

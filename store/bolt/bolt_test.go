@@ -36,7 +36,12 @@ func testConfig() Config {
 func TestConformance(t *testing.T) {
 	storetest.RunWith(t, func(t *testing.T) store.Store {
 		return openTemp(t, testConfig())
-	}, storetest.Options{HopLimit: testConfig().HopLimit, Reopen: reopen, ForgetUsage: forgetUsage})
+	}, storetest.Options{HopLimit: testConfig().HopLimit, Reopen: reopen, ForgetUsage: forgetUsage,
+		OpenRetention: func(t *testing.T, r store.Retention) store.Store {
+			cfg := testConfig()
+			cfg.Retention = r
+			return openTemp(t, cfg)
+		}})
 }
 
 // forgetUsage deletes the instance's usage key, as in a file written

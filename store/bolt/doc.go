@@ -19,6 +19,7 @@
 //	inst/<instance>           "usage" → the instance's records and their
 //	                          encoded bytes, kept by every write (usage.go)
 //	inst/<instance>/counters  <name> → a counter of the service (AddCounters)
+//	inst/<instance>/changes   <seq> → a change of the feed (changes.go)
 //
 // The instance id is the first element of every record and index path, so
 // no key of one instance is reachable from another, and DropInstance is one
@@ -63,4 +64,20 @@
 // quota is checked inside its transaction, against the usage the same
 // transaction keeps, so a quota is never passed, however many write at
 // once.
+//
+// # Change feed
+//
+// A Write appends one store.Change per op that changed something to the
+// instance's changes bucket, in its own transaction (changes.go): the
+// number is the bucket's last key plus one, and transactions commit one
+// at a time, so Seq follows the commit order with no gap, and a write
+// that fails (taken out of the group commit) appends nothing. Once the
+// transaction has committed, Write wakes the callers of Wait on that
+// instance through a channel (store.Waiters): one process, no polling.
+// Trimming (Config.Retention: the last hour and at least the newest
+// 10,000 by default) runs inside a write whose numbers cross a multiple
+// of Retention.TrimEvery, deleting the oldest keys the retention lets go;
+// it costs a seek per TrimEvery changes, not a scan per write. A reader
+// whose next change was trimmed learns it from the numbers (the first key
+// after its cursor is not the next one): store.ErrHistoryGone.
 package bolt

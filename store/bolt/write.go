@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -51,8 +52,10 @@ func (s *Store) Write(ctx context.Context, inst string, ops []store.Op, quota st
 	}
 
 	var results []store.OpResult
+	var lastSeq uint64 // the Seq of the Write's last change; 0 for none
 	err = s.update(func(tx *bbolt.Tx) error {
 		results = make([]store.OpResult, len(prepared))
+		lastSeq = 0
 		st, err := s.state(tx, inst)
 		if err != nil {
 			return err
@@ -75,10 +78,18 @@ func (s *Store) Write(ctx context.Context, inst string, ops []store.Op, quota st
 		if err := quota.Check(prepared, before, after); err != nil {
 			return err
 		}
+		if len(w.changes) > 0 {
+			if lastSeq, err = s.appendChanges(ib, w.changes, time.Now()); err != nil {
+				return err
+			}
+		}
 		return putUsage(ib, after)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if lastSeq > 0 {
+		s.feed.Wake(inst)
 	}
 	return results, nil
 }
@@ -90,6 +101,15 @@ type writer struct {
 	// delta is what the ops applied so far changed the instance's usage
 	// by.
 	delta store.Usage
+	// changes are the feed entries of the ops applied so far (changes.go).
+	changes []store.Change
+}
+
+// note records the change an applied op made, if any.
+func (w *writer) note(op *store.Op, old, next *store.Record) {
+	if c, ok := store.OpChange(op, old, next); ok {
+		w.changes = append(w.changes, c)
+	}
 }
 
 func (w *writer) apply(op *store.Op) (store.OpResult, error) {
@@ -138,6 +158,7 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 		}
 		w.delta.Records--
 		w.delta.StorageBytes -= int64(oldSize)
+		w.note(op, old, nil)
 		return store.OpResult{Changed: true}, w.count(op.Type, -1)
 	case store.OpTrash:
 		if old.Trashed != nil {
@@ -192,6 +213,7 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 		}
 	}
 	res.Changed = true
+	w.note(op, old, rec)
 	if op.Kind == store.OpUpsert {
 		res.Record = copyRecord(rec)
 	}

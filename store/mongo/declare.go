@@ -276,7 +276,7 @@ func (s *Store) ensureIndexes(ctx context.Context, types []store.TypeSpec) error
 }
 
 // DropInstance removes every record, claim and declared type of an
-// instance, and its usage and counters.
+// instance, its change feed, and its usage and counters.
 func (s *Store) DropInstance(ctx context.Context, inst string) error {
 	if err := checkName("instance", inst); err != nil {
 		return err
@@ -287,6 +287,9 @@ func (s *Store) DropInstance(ctx context.Context, inst string) error {
 		if _, err := c.DeleteMany(octx, bson.D{{Key: fInst, Value: inst}}); err != nil {
 			return s.fail(ctx, "dropping instance", err)
 		}
+	}
+	if err := s.dropChanges(ctx, inst); err != nil {
+		return err
 	}
 	// The usage last: a write that lands meanwhile counts from nothing
 	// again, as its records do.

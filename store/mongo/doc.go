@@ -21,6 +21,9 @@
 //	locks    record locks, only where the server needs them (Writes).
 //	usage    one document per instance: _id the instance, r its records,
 //	         s their BSON bytes, n its counters (usage.go).
+//	changes  the change feed: _id "<instance>/<seq, 16 hex digits>", i,
+//	         s, t time, o op, y type, r record id, c changed fields,
+//	         b the record document before a DELETED (changes.go).
 //
 // Indexes, all led by the instance: records {i, t, id} (listing, paging
 // without SORT, and the shard key), and one {i, t, f.<field>…} per
@@ -72,6 +75,37 @@
 // says it is FerretDB the writes of one record are serialised with a lock
 // document (Config.RecordLocks); within one process a keyed mutex does it
 // on any server.
+//
+// # Change feed
+//
+// No change streams (FerretDB, the test server, has none; a standalone
+// MongoDB neither): the feed is a collection, changes, keyed by
+// instance and number in the _id, so every read of it is a range or a
+// point of the _id index. An op's change is inserted when the op has
+// applied, before its record lock is released (one record's changes keep
+// its write order), under a per-instance mutex of the process; the insert
+// is what takes the number, and the _id index lets only one process take
+// it, so numbers have no gaps and a reader never sees n+1 before n
+// (another process's insert is met as a duplicate key: read the newest,
+// take the next).
+//
+// Wait: a write of this process wakes its waiters at once. For writes of
+// other processes, one poller goroutine per Store asks every
+// Config.PollInterval (50 ms; at most 100 ms), and only while someone
+// waits, ONE query: the _ids of the next change of every instance with
+// waiters (an $in of primary keys, "<instance>/<after+1>"), waking those
+// that have it. The polling cost is one query per interval per process,
+// growing with the instances that have waiters there, not with idle
+// instances nor with the database's size; cross-process delivery takes
+// at most an interval plus a query.
+//
+// Retention (Config.Retention) is trimmed by the writer whose number
+// crosses a multiple of Retention.TrimEvery: a deleteMany of the oldest
+// _ids up to the newest Count, stopping before the first change younger
+// than Age, so the feed always loses a prefix and ErrHistoryGone is read
+// from the numbers. Without transactions, a Write failing half way keeps
+// the changes of the ops that applied, and a process dying between an op
+// and its insert loses that change.
 //
 // # Errors
 //

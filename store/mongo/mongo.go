@@ -64,6 +64,12 @@ type Config struct {
 	// LockLease is how long a record lock stays valid when its holder
 	// vanishes without releasing it.
 	LockLease time.Duration
+	// Retention is how much of each instance's change feed is kept; the
+	// zero value is store.DefaultRetention (changes.go).
+	Retention store.Retention
+	// PollInterval is how often a Wait looks for changes other processes
+	// made (changes.go); at most 100 ms, default 50 ms.
+	PollInterval time.Duration
 }
 
 // DefaultConfig returns the configuration for uri: majority write concern,
@@ -78,6 +84,8 @@ func DefaultConfig(uri string) Config {
 		HopLimit:       10000,
 		MaxIndexes:     48,
 		LockLease:      10 * time.Second,
+		Retention:      store.DefaultRetention(),
+		PollInterval:   50 * time.Millisecond,
 	}
 }
 
@@ -89,6 +97,7 @@ const (
 	collDocs    = "docs"
 	collLocks   = "locks"
 	collUsage   = "usage"
+	// collChanges is in changes.go.
 )
 
 // Store is the MongoDB store. It is safe for concurrent use.
@@ -97,7 +106,7 @@ type Store struct {
 	client *mongo.Client
 	db     *mongo.Database
 
-	records, uniques, types, docs, locks, usage *mongo.Collection
+	records, uniques, types, docs, locks, usage, changes *mongo.Collection
 
 	lockWrites bool        // serialise the writes of one record (LockMode)
 	local      *keyedMutex // the same within this process
@@ -106,6 +115,16 @@ type Store struct {
 	declared map[string]map[string]*typeState // instance → type → state
 	indexes  map[string]bool                  // names of record indexes known to exist
 	counted  map[string]bool                  // instances whose usage is known to be counted (usage.go)
+	heads    map[string]uint64                // instance → the newest change Seq this process knows (changes.go)
+
+	// The change feed (changes.go): the callers of Wait, a mutex per
+	// instance for appending, and the poller, stopped by stop and done
+	// when polled is closed.
+	feed      store.Waiters
+	feedLocks *keyedMutex
+	stop      chan struct{}
+	polled    chan struct{}
+	closeOnce sync.Once
 }
 
 // Open connects to the server, checks that it answers and creates the
@@ -130,6 +149,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if cfg.LockLease <= 0 {
 		cfg.LockLease = def.LockLease
+	}
+	cfg.Retention = cfg.Retention.Normalized()
+	if cfg.PollInterval <= 0 || cfg.PollInterval > 100*time.Millisecond {
+		cfg.PollInterval = def.PollInterval
 	}
 	cs, err := connstring.ParseAndValidate(cfg.URI)
 	if err != nil {
@@ -166,15 +189,22 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		docs:     db.Collection(collDocs),
 		locks:    db.Collection(collLocks),
 		usage:    db.Collection(collUsage),
+		changes:  db.Collection(collChanges),
 		local:    newKeyedMutex(),
 		declared: map[string]map[string]*typeState{},
 		indexes:  map[string]bool{},
 		counted:  map[string]bool{},
+		heads:    map[string]uint64{},
+
+		feedLocks: newKeyedMutex(),
+		stop:      make(chan struct{}),
+		polled:    make(chan struct{}),
 	}
 	if err := s.setup(ctx); err != nil {
 		_ = client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	go s.pollChanges()
 	return s, nil
 }
 
@@ -246,6 +276,8 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close disconnects from the server.
 func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.stop) })
+	<-s.polled
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.OpTimeout)
 	defer cancel()
 	return s.client.Disconnect(ctx)

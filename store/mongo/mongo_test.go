@@ -30,6 +30,19 @@ func TestConformance(t *testing.T) {
 			if err := s.(*mongo.Store).ForgetUsage(context.Background(), inst); err != nil {
 				t.Fatal(err)
 			}
+		},
+		OpenRetention: func(t *testing.T, r store.Retention) store.Store {
+			return mongotest.Open(t, func(c *mongo.Config) { c.HopLimit = hopLimit; c.Retention = r })
+		},
+		SecondHandle: func(t *testing.T, s store.Store) store.Store {
+			cfg := mongotest.Config(mongotest.URI(t), s.(*mongo.Store).Database())
+			cfg.HopLimit = hopLimit
+			n, err := mongo.Open(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { n.Close() })
+			return n
 		}})
 }
 

@@ -95,7 +95,8 @@ func mustEncode(field string, v any) any {
 }
 
 // apply runs one op under its record's lock (lock.go) and returns what it
-// changed the instance's usage by.
+// changed the instance's usage by. The op's change, if it made one, is
+// appended to the feed before the lock is released (changes.go).
 func (s *Store) apply(ctx context.Context, inst string, op *store.Op) (store.OpResult, store.Usage, error) {
 	key := recordKey(inst, op.Type, op.ID)
 	unlock, err := s.lockRecord(ctx, key)
@@ -103,16 +104,31 @@ func (s *Store) apply(ctx context.Context, inst string, op *store.Op) (store.OpR
 		return store.OpResult{}, store.Usage{}, err
 	}
 	defer unlock()
+	var ch noted
+	var res store.OpResult
+	var used store.Usage
 	switch op.Kind {
 	case store.OpUpsert:
-		return s.upsert(ctx, inst, key, op)
+		res, used, err = s.upsert(ctx, inst, key, op, &ch)
 	case store.OpDelete:
-		return s.delete(ctx, inst, key, op)
+		res, used, err = s.delete(ctx, inst, key, op, &ch)
 	case store.OpTrash, store.OpUntrash:
-		return s.trash(ctx, key, op)
+		res, used, err = s.trash(ctx, key, op, &ch)
 	default:
-		return s.editRefs(ctx, key, op)
+		res, used, err = s.editRefs(ctx, key, op, &ch)
 	}
+	if err == nil && ch.ok {
+		err = s.appendChange(ctx, inst, ch.Change, ch.before)
+	}
+	return res, used, err
+}
+
+// noted is the change an op made, for the feed: ok when there is one;
+// before is the record document a delete removed.
+type noted struct {
+	store.Change
+	ok     bool
+	before bson.M
 }
 
 // resized is the usage change of a record document replaced by next.
@@ -126,7 +142,7 @@ func resized(oldSize int64, next bson.M) (store.Usage, error) {
 // fields lose nothing) and $setOnInsert for what only a create writes. The
 // document it returns is the record before, which tells whether the op
 // created it, which unique values it held and its size.
-func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op) (store.OpResult, store.Usage, error) {
+func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op, ch *noted) (store.OpResult, store.Usage, error) {
 	ts, err := s.typeState(ctx, inst, op.Type)
 	if err != nil {
 		return store.OpResult{}, store.Usage{}, err
@@ -216,6 +232,7 @@ func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op) (sto
 		rec = &store.Record{Type: op.Type, ID: op.ID, Created: op.Now, CreatedBy: op.CreatedBy, Impl: op.Impl, Fields: map[string]any{}}
 		used, err = resized(0, upsertedDoc(inst, key, nil, op))
 		used.Records = 1
+		ch.Change, ch.ok = store.OpChange(op, nil, nil)
 	} else {
 		used, err = resized(int64(len(oldRaw)), upsertedDoc(inst, key, old, op))
 		if err == nil {
@@ -224,6 +241,7 @@ func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op) (sto
 		if err != nil {
 			return store.OpResult{}, used, err
 		}
+		ch.Change, ch.ok = store.OpChange(op, rec, nil)
 		// Release the unique values the op replaced.
 		var freed []string
 		for _, f := range uniqueFields {
@@ -247,7 +265,7 @@ func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op) (sto
 }
 
 // delete removes the record and frees its unique values.
-func (s *Store) delete(ctx context.Context, inst, key string, op *store.Op) (store.OpResult, store.Usage, error) {
+func (s *Store) delete(ctx context.Context, inst, key string, op *store.Op, ch *noted) (store.OpResult, store.Usage, error) {
 	octx, cancel := s.op(ctx)
 	defer cancel()
 	var old bson.M
@@ -278,13 +296,15 @@ func (s *Store) delete(ctx context.Context, inst, key string, op *store.Op) (sto
 		}
 	}
 	s.unclaim(ctx, freed, op.ID)
+	ch.Change, ch.ok = store.OpChange(op, rec, nil)
+	ch.before = old
 	return store.OpResult{Changed: true}, used, nil
 }
 
 // trash sets core.trashed to Now unless it is set (OpTrash), or clears it
 // (OpUntrash). Updated does not change. Changed is true whenever the
 // record exists.
-func (s *Store) trash(ctx context.Context, key string, op *store.Op) (store.OpResult, store.Usage, error) {
+func (s *Store) trash(ctx context.Context, key string, op *store.Op, ch *noted) (store.OpResult, store.Usage, error) {
 	octx, cancel := s.op(ctx)
 	defer cancel()
 	filter := bson.D{{Key: "_id", Value: key}}
@@ -305,6 +325,10 @@ func (s *Store) trash(ctx context.Context, key string, op *store.Op) (store.OpRe
 			return store.OpResult{}, store.Usage{}, s.fail(ctx, "trash", err)
 		}
 		used, err := resized(int64(len(raw)), trashedDoc(old, op))
+		ch.Change, ch.ok = store.Change{Op: store.ChangeTrashed, Type: op.Type, ID: op.ID}, true
+		if op.Kind == store.OpUntrash {
+			ch.Op = store.ChangeUntrashed
+		}
 		return store.OpResult{Changed: true}, used, err
 	}
 	if !errors.Is(err, mongo.ErrNoDocuments) {
@@ -321,7 +345,7 @@ func (s *Store) trash(ctx context.Context, key string, op *store.Op) (store.OpRe
 // editRefs adds or removes an id in a list field: read the record,
 // compute the list (store.Op.EditRefs), and write it back only if the
 // record's version is still the one read (else read again).
-func (s *Store) editRefs(ctx context.Context, key string, op *store.Op) (store.OpResult, store.Usage, error) {
+func (s *Store) editRefs(ctx context.Context, key string, op *store.Op, ch *noted) (store.OpResult, store.Usage, error) {
 	path := fieldPath([]string{op.Field})
 	for attempt := 0; ; attempt++ {
 		octx, cancel := s.op(ctx)
@@ -366,6 +390,7 @@ func (s *Store) editRefs(ctx context.Context, key string, op *store.Op) (store.O
 		}
 		if ures.MatchedCount > 0 {
 			used, err := resized(int64(len(raw)), editedDoc(doc, op, next))
+			ch.Change, ch.ok = store.Change{Op: store.ChangeUpdated, Type: op.Type, ID: op.ID, Changed: []string{op.Field}}, true
 			return store.OpResult{Changed: true}, used, err
 		}
 		if attempt >= maxRetries {

@@ -55,6 +55,13 @@ type Options struct {
 	// as in a store written before usage was kept, so that the suite can
 	// check the kept figures against a count from scratch; nil skips.
 	ForgetUsage func(t *testing.T, s store.Store, inst string)
+	// OpenRetention opens a new store that keeps the change feed as r
+	// says (the test closes it); nil skips the retention cases.
+	OpenRetention func(t *testing.T, r store.Retention) store.Store
+	// SecondHandle opens another handle on s's database, as a second
+	// process would (closed when the test ends); nil skips the cases of
+	// changes made through one handle and seen through the other.
+	SecondHandle func(t *testing.T, s store.Store) store.Store
 }
 
 // Run runs the whole suite with the zero Options.
@@ -97,6 +104,12 @@ func RunWith(t *testing.T, open func(t *testing.T) store.Store, opts Options) {
 		{"Usage", func(t *testing.T, e *env) { testUsage(t, e, opts) }},
 		{"Quota", testQuota},
 		{"Counters", testCounters},
+		{"ChangeOps", testChangeOps},
+		{"ChangesPaging", testChangesPaging},
+		{"ChangeOrder", testChangeOrder},
+		{"ChangeRetention", func(t *testing.T, e *env) { testChangeRetention(t, e, opts) }},
+		{"Wait", func(t *testing.T, e *env) { testWait(t, e, opts) }},
+		{"DropChanges", testDropChanges},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
