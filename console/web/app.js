@@ -142,7 +142,7 @@ async function loadApps(list, datalist) {
         h('td', {}, rel.types.join(', ') || '—'),
         h('td', {}, rel.instances.join(', ') || '—'),
         h('td', {}, h('a', { href: `#/apps/${encodeURIComponent(a.app)}/${encodeURIComponent(rel.release)}`,
-          'aria-label': `View SDL of ${a.app}/${rel.release}` }, 'View SDL')))))))));
+          'aria-label': `View SDL of ${a.app}/${rel.release}` }, 'View SDL'))))))))));
 }
 
 async function releaseView(app, release) {

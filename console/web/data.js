@@ -156,9 +156,9 @@ function recordsView(el, domain, token, s, type) {
         : conn.edges.map((e) => h('tr', {},
           h('th', { scope: 'row', class: 'code' }, e.node.core.id),
           cols.map((c) => h('td', {}, cell(c, e.node[c.name]))),
-          h('td', {}, e.node.core.created || '—'),
-          h('td', {}, e.node.core.updated || '—'),
-          showTrashed ? h('td', {}, e.node.core.trashed || '—') : null)))));
+          h('td', { class: 'nowrap' }, e.node.core.created || '—'),
+          h('td', { class: 'nowrap' }, e.node.core.updated || '—'),
+          showTrashed ? h('td', { class: 'nowrap' }, e.node.core.trashed || '—') : null)))));
     paging();
   }
 

@@ -31,7 +31,7 @@ export function sdlEditor({ label = 'SDL', value = '', readOnly = false } = {}) 
       const es = byLine.get(i);
       nums.push(h('div', { class: es ? 'ln err' : 'ln' }, String(i)));
       marks.push(h('div', { class: 'note', title: es ? es.map((e) => e.message).join('\n') : undefined },
-        es ? es.map((e) => `${e.column}: ${e.message}`).join(' · ') : '\u00a0'));
+        es ? es.map((e) => `col ${e.column}: ${e.message}`).join(' · ') : '\u00a0'));
     }
     replace(gutter, nums);
     replace(notes, marks);
@@ -82,9 +82,14 @@ export function sdlEditor({ label = 'SDL', value = '', readOnly = false } = {}) 
     // setErrors takes the envelope's items: extensions.line and .column
     // when the server knows them.
     setErrors(items) {
-      errors = (items || []).map((e) => ({
-        line: e.extensions && e.extensions.line, column: e.extensions && e.extensions.column, message: e.message,
-      }));
+      errors = (items || []).map((e) => {
+        const line = e.extensions && e.extensions.line;
+        const column = e.extensions && e.extensions.column;
+        // The message repeats the place ("invalid schema: 3:10: …"),
+        // which the line and column beside it already say.
+        const message = line ? e.message.replace(`${line}:${column}: `, '') : e.message;
+        return { line, column, message };
+      });
       replace(list, errors.map((e) => h('li', {},
         e.line ? h('button', { type: 'button', class: 'link', onclick: () => goTo(e.line, e.column) },
           `Line ${e.line}, column ${e.column}`) : null,
