@@ -138,10 +138,15 @@ function recordsView(el, domain, token, s, type) {
   }
 }`;
 
+  // Only the latest request's answer is shown: one that an earlier,
+  // slower request would otherwise overwrite.
+  let latest = 0;
   async function fetchPage() {
+    const mine = ++latest;
     report(err, '');
     table.setAttribute('aria-busy', 'true');
     const r = await graphql(domain, token, doc, { arcql: filter.value, first: Number(size.value), after, trashed: trashed.checked });
+    if (mine !== latest) return;
     table.removeAttribute('aria-busy');
     if (!r.ok) { report(err, describe(r), true); replace(table); info = null; paging(); return; }
     const conn = r.body.data.find;
