@@ -3,7 +3,8 @@
 // panic recovery, body limit), the errcode envelope for every failure
 // (echo's own 404/405 included), /healthz and /readyz, and the doors:
 // /admin/v1 (admin), /graphql (tenant → auth → gql). Later doors (/rest/v1,
-// /webhook/…) are mounted in routes.
+// /webhook/…) are mounted in routes, and so is the web console's
+// /console/ (console: static files only, which call the doors above).
 //
 // Serve runs it on a listener until its context ends, then drains the
 // requests in flight (http.Server.Shutdown) before returning. Handler

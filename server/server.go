@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/corehq/core/admin"
+	"github.com/corehq/core/console"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/gql"
 	"github.com/corehq/core/metrics"
@@ -145,6 +146,10 @@ func (s *Server) routes() {
 	wcfg := webhook.DefaultConfig()
 	wcfg.BodyLimit = s.cfg.BodyLimit
 	webhook.New(wcfg, s.engine).Register(e)
+
+	// The web console: static files only, the same to everyone; the page
+	// calls the doors above with the tokens the person gives it.
+	console.New().Register(e)
 }
 
 // deadline gives every request but the image registry's a context that

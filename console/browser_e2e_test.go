@@ -1,0 +1,112 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corehq/core/server/servertest"
+)
+
+// EnvRequireBrowser, when set (as .ci/run sets it), turns the browser
+// test's skip for a missing chromium, node or node_modules into a failure.
+const EnvRequireBrowser = "CORE_TEST_REQUIRE_BROWSER"
+
+// TestConsoleInABrowser drives the console in Debian's chromium with
+// playwright-core (e2e/console.mjs) against the real server: sign in (a
+// wrong token first), publish a release with an SDL error and then fixed,
+// create an instance and change its release, create, filter and page
+// records, the phone size in the dark scheme, sign out. It keeps a
+// screenshot of each step in CORE_CONSOLE_ARTIFACTS, by default
+// console/e2e/artifacts (gitignored), and prints where.
+func TestConsoleInABrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the browser test starts chromium")
+	}
+	chromium, node, script := browserTools(t)
+
+	artifacts := os.Getenv("CORE_CONSOLE_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = filepath.Join(filepath.Dir(script), "artifacts")
+	}
+	artifacts, err := filepath.Abs(artifacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := filepath.Glob(filepath.Join(artifacts, "*.png"))
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fmt.Printf("console browser test: screenshots in %s\n", artifacts)
+	t.Logf("screenshots in %s", artifacts)
+
+	env := servertest.Start(t)
+	// A bound on the whole run, not a timing assertion: every step waits
+	// for its element (Playwright's own polling, 15 s each at most).
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Base(script))
+	cmd.Dir = filepath.Dir(script)
+	cmd.Env = append(os.Environ(),
+		"CORE_URL="+env.URL,
+		"CORE_ADMIN_TOKEN="+servertest.AdminToken,
+		"CORE_ARTIFACTS="+artifacts,
+		"CHROMIUM="+chromium,
+	)
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf("node %s:\n%s", filepath.Base(script), out)
+	if err != nil {
+		t.Fatalf("the browser test failed (%v); screenshots in %s", err, artifacts)
+	}
+	if !strings.Contains(string(out), "\nok\n") {
+		t.Fatalf("the browser test did not finish")
+	}
+}
+
+// browserTools finds chromium, node and the playwright script with its
+// node_modules, or skips (fails under CORE_TEST_REQUIRE_BROWSER) saying
+// what is missing and how .ci/run provides it.
+func browserTools(t *testing.T) (chromium, node, script string) {
+	t.Helper()
+	missing := func(format string, args ...any) {
+		t.Helper()
+		msg := fmt.Sprintf(format, args...)
+		if os.Getenv(EnvRequireBrowser) != "" {
+			t.Fatalf("%s (%s is set)", msg, EnvRequireBrowser)
+		}
+		fmt.Printf("console browser test skipped: %s\n", msg)
+		t.Skip(msg)
+	}
+	chromium = os.Getenv("CHROMIUM")
+	if chromium == "" {
+		for _, name := range []string{"chromium", "/usr/bin/chromium", "chromium-browser"} {
+			if p, err := exec.LookPath(name); err == nil {
+				chromium = p
+				break
+			}
+		}
+	}
+	if chromium == "" {
+		missing("no chromium: install Debian's (apt-get install chromium), as .ci/run does, or set CHROMIUM")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("no node: install Node.js (.ci/run installs Debian's nodejs and npm where they are missing)")
+	}
+	script, err = filepath.Abs(filepath.Join("e2e", "console.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(script), "node_modules", "playwright-core", "package.json")); err != nil {
+		missing("no playwright-core in console/e2e/node_modules: run npm ci there, as .ci/run does")
+	}
+	return chromium, node, script
+}

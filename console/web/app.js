@@ -1,0 +1,279 @@
+// The console's views, one per hash route (#/apps, #/apps/{app}/{release},
+// #/instances, #/data/{domain}/{type}): the page itself is one static file.
+import { admin, describe, session, whenUnauthenticated } from './api.js';
+import { alert, field, h, replace, report, status } from './dom.js';
+import { sdlEditor } from './editor.js';
+import { dataView } from './data.js';
+
+const main = document.getElementById('main');
+const nav = document.getElementById('nav');
+const signOutButton = document.getElementById('sign-out');
+
+// draft is SDL carried from a release's view to the publish form.
+let draft = null;
+
+signOutButton.addEventListener('click', () => {
+  session.signOut();
+  location.hash = '';
+  render();
+});
+
+whenUnauthenticated((r) => {
+  session.signOut();
+  signIn('Signed out: ' + describe(r));
+});
+
+window.addEventListener('hashchange', render);
+render();
+
+function render() {
+  if (!session.token()) { signIn(); return; }
+  nav.hidden = false;
+  signOutButton.hidden = false;
+  const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  for (const a of nav.querySelectorAll('a')) {
+    if (a.getAttribute('href') === '#/' + parts[0]) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  switch (parts[0]) {
+    case 'instances': return instancesView();
+    case 'data': return dataView(main, parts[1] || '', parts[2] || '', heading);
+    case 'apps':
+      if (parts[1] && parts[2]) return releaseView(parts[1], parts[2]);
+      return appsView();
+    default:
+      location.replace('#/apps');
+      return undefined;
+  }
+}
+
+// heading starts a view with its h1 and moves the focus to it, so a screen
+// reader announces the new view.
+function heading(text) {
+  const h1 = h('h1', { tabindex: '-1' }, text);
+  replace(main, h1);
+  document.title = text + ' · Core console';
+  h1.focus();
+  return h1;
+}
+
+function signIn(message) {
+  nav.hidden = true;
+  signOutButton.hidden = true;
+  heading('Sign in');
+  const input = h('input', { type: 'password', name: 'token', autocomplete: 'off', required: true, spellcheck: 'false' });
+  const button = h('button', { type: 'submit' }, 'Sign in');
+  const err = alert();
+  if (message) report(err, message, true);
+  const form = h('form', { class: 'card narrow', onsubmit: async (ev) => {
+    ev.preventDefault();
+    button.disabled = true;
+    report(err, '');
+    // The token is checked by calling the admin API with it, as any
+    // client would; it is kept only if the server accepts it.
+    const r = await admin('GET', '/apps', undefined, input.value.trim());
+    button.disabled = false;
+    if (!r.ok) { report(err, 'Sign-in failed: ' + describe(r), true); input.select(); return; }
+    session.signIn(input.value.trim());
+    location.hash = '#/apps';
+    render();
+  } },
+  h('p', {}, 'Sign in with the admin token that cored printed on its first start (or CORE_ADMIN_TOKEN). It stays in this tab only.'),
+  field('Admin token', input), button, err);
+  main.append(form);
+}
+
+// ---- apps and releases ----
+
+async function appsView() {
+  heading('Apps and releases');
+  const list = h('div', { 'aria-busy': 'true' }, 'Loading…');
+  main.append(list);
+  const editor = sdlEditor({ label: 'SDL', value: draft ? draft.sdl : '' });
+  const appInput = h('input', { name: 'app', required: true, list: 'known-apps', autocomplete: 'off', value: draft ? draft.app : '' });
+  const relInput = h('input', { name: 'release', required: true, autocomplete: 'off' });
+  const realmInput = h('input', { name: 'realm', autocomplete: 'off', value: draft ? draft.realm : '' });
+  const datalist = h('datalist', { id: 'known-apps' });
+  const publish = h('button', { type: 'submit' }, 'Publish release');
+  const msg = status();
+  const err = alert();
+  draft = null;
+  const form = h('form', { class: 'card', onsubmit: async (ev) => {
+    ev.preventDefault();
+    publish.disabled = true;
+    report(msg, ''); report(err, '');
+    const app = appInput.value.trim(); const rel = relInput.value.trim();
+    const body = { schema: editor.value };
+    if (realmInput.value.trim()) body.realm = realmInput.value.trim();
+    const r = await admin('PUT', `/apps/${encodeURIComponent(app)}/releases/${encodeURIComponent(rel)}`, body);
+    publish.disabled = false;
+    if (!r.ok) {
+      editor.setErrors(r.errors);
+      const n = r.errors.length;
+      report(err, n > 1 ? `Not published: ${n} errors (listed under the SDL).` : 'Not published: ' + describe(r), true);
+      return;
+    }
+    editor.setErrors([]);
+    report(msg, `Published ${r.body.app}/${r.body.release}: ${r.body.status}.`);
+    loadApps(list, datalist);
+  } },
+  h('h2', {}, 'Publish a release'),
+  h('div', { class: 'row' }, field('App', appInput), field('Release', relInput), field('Realm (optional)', realmInput)),
+  datalist, editor.el, publish, msg, err);
+  main.append(form);
+  loadApps(list, datalist);
+}
+
+async function loadApps(list, datalist) {
+  const r = await admin('GET', '/apps');
+  list.removeAttribute('aria-busy');
+  if (!r.ok) { replace(list, h('p', { class: 'alert error', role: 'alert' }, describe(r))); return; }
+  const apps = r.body.apps;
+  replace(datalist, apps.map((a) => h('option', { value: a.app })));
+  if (apps.length === 0) { replace(list, h('p', {}, 'No apps yet: publish a first release below.')); return; }
+  replace(list, apps.map((a) => h('section', { class: 'card' },
+    h('h2', {}, a.app),
+    h('div', { class: 'scroll' }, h('table', {},
+      h('caption', { class: 'sr-only' }, `Releases of ${a.app}`),
+      h('thead', {}, h('tr', {}, ['Release', 'Realm', 'Types', 'Instances', 'SDL'].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, a.releases.map((rel) => h('tr', {},
+        h('th', { scope: 'row' }, rel.release),
+        h('td', {}, rel.realm || '—'),
+        h('td', {}, rel.types.join(', ') || '—'),
+        h('td', {}, rel.instances.join(', ') || '—'),
+        h('td', {}, h('a', { href: `#/apps/${encodeURIComponent(a.app)}/${encodeURIComponent(rel.release)}`,
+          'aria-label': `View SDL of ${a.app}/${rel.release}` }, 'View SDL'))))))))));
+}
+
+async function releaseView(app, release) {
+  heading(`Release ${app}/${release}`);
+  const body = h('div', { 'aria-busy': 'true' }, 'Loading…');
+  main.append(h('p', {}, h('a', { href: '#/apps' }, '← Apps and releases')), body);
+  const r = await admin('GET', `/apps/${encodeURIComponent(app)}/releases/${encodeURIComponent(release)}`);
+  body.removeAttribute('aria-busy');
+  if (!r.ok) { replace(body, h('p', { class: 'alert error', role: 'alert' }, describe(r))); return; }
+  const v = r.body;
+  const editor = sdlEditor({ label: `SDL of ${app}/${release}`, value: v.schema, readOnly: true });
+  replace(body, h('dl', { class: 'facts' },
+    h('dt', {}, 'Realm'), h('dd', {}, v.realm || '—'),
+    h('dt', {}, 'Types'), h('dd', {}, v.types.join(', ') || '—'),
+    h('dt', {}, 'Instances'), h('dd', {}, v.instances.join(', ') || '—')),
+  editor.el,
+  h('button', { type: 'button', onclick: () => { draft = { app, realm: v.realm, sdl: v.schema }; location.hash = '#/apps'; } },
+    'Publish a new release from this SDL'));
+}
+
+// ---- instances ----
+
+async function instancesView() {
+  heading('Instances');
+  const list = h('div', { 'aria-busy': 'true' }, 'Loading…');
+  const created = h('div');
+  const createForm = h('div');
+  main.append(list, created, createForm);
+  const [ri, ra] = await Promise.all([admin('GET', '/instances'), admin('GET', '/apps')]);
+  list.removeAttribute('aria-busy');
+  if (!ri.ok || !ra.ok) { replace(list, h('p', { class: 'alert error', role: 'alert' }, describe(ri.ok ? ra : ri))); return; }
+  const apps = ra.body.apps;
+  renderInstances(list, ri.body.instances, apps);
+  replace(createForm, createInstanceForm(apps, async (inst) => {
+    session.setInstanceToken(inst.domain, inst.token);
+    replace(created, tokenPanel(inst));
+    const again = await admin('GET', '/instances');
+    if (again.ok) renderInstances(list, again.body.instances, apps);
+  }));
+}
+
+function releasesOf(apps, app) {
+  const a = apps.find((x) => x.app === app);
+  return a ? a.releases.map((r) => r.release) : [];
+}
+
+function renderInstances(list, instances, apps) {
+  if (instances.length === 0) { replace(list, h('p', {}, 'No instances yet: create one below.')); return; }
+  const msg = status();
+  const err = alert();
+  replace(list, h('div', { class: 'scroll' }, h('table', {},
+    h('caption', { class: 'sr-only' }, 'Instances'),
+    h('thead', {}, h('tr', {}, ['Domain', 'App', 'Release', 'Created', 'Change release', 'Data'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, instances.map((inst) => {
+      const select = h('select', { 'aria-label': `Release of ${inst.domain}` },
+        releasesOf(apps, inst.app).map((r) => h('option', { value: r, selected: r === inst.release }, r)));
+      const releaseCell = h('td', {}, inst.release);
+      const button = h('button', { type: 'button', 'aria-label': `Change release of ${inst.domain}`, onclick: async () => {
+        button.disabled = true;
+        report(msg, ''); report(err, '');
+        const r = await admin('PATCH', `/instances/${encodeURIComponent(inst.domain)}`, { release: select.value });
+        button.disabled = false;
+        if (!r.ok) {
+          const changes = (r.errors[0] && r.errors[0].extensions && r.errors[0].extensions.changes) || [];
+          report(err, `${inst.domain} keeps ${inst.release}: ${describe(r)}`, true);
+          if (changes.length) err.append(h('ul', {}, changes.map((c) => h('li', {}, typeof c === 'string' ? c : JSON.stringify(c)))));
+          return;
+        }
+        inst.release = r.body.release;
+        replace(releaseCell, r.body.release);
+        report(msg, `${inst.domain} now runs ${r.body.app}/${r.body.release}.`);
+      } }, 'Change');
+      return h('tr', {},
+        h('th', { scope: 'row' }, inst.domain),
+        h('td', {}, inst.app),
+        releaseCell,
+        h('td', {}, new Date(inst.created).toLocaleString()),
+        h('td', { class: 'inline' }, select, button),
+        h('td', {}, h('a', { href: `#/data/${encodeURIComponent(inst.domain)}`, 'aria-label': `Browse data of ${inst.domain}` }, 'Browse')));
+    })))), msg, err);
+}
+
+function createInstanceForm(apps, onCreated) {
+  const domain = h('input', { name: 'domain', required: true, autocomplete: 'off', placeholder: 'books.local' });
+  const app = h('select', { name: 'app', required: true }, apps.map((a) => h('option', { value: a.app }, a.app)));
+  const release = h('select', { name: 'release', required: true });
+  const fill = () => {
+    const rs = releasesOf(apps, app.value);
+    replace(release, rs.map((r, i) => h('option', { value: r, selected: i === rs.length - 1 }, r)));
+  };
+  app.addEventListener('change', fill);
+  fill();
+  const button = h('button', { type: 'submit', disabled: apps.length === 0 }, 'Create instance');
+  const err = alert();
+  return h('form', { class: 'card', onsubmit: async (ev) => {
+    ev.preventDefault();
+    button.disabled = true;
+    report(err, '');
+    const r = await admin('POST', '/instances', { domain: domain.value.trim(), app: app.value, release: release.value });
+    button.disabled = false;
+    if (!r.ok) { report(err, 'Not created: ' + describe(r), true); return; }
+    domain.value = '';
+    onCreated(r.body);
+  } },
+  h('h2', {}, 'Create an instance'),
+  apps.length === 0 ? h('p', {}, 'Publish a release first.') : null,
+  h('div', { class: 'row' }, field('Domain', domain), field('App', app), field('Release', release)),
+  button, err);
+}
+
+// tokenPanel shows a new instance's token, once.
+function tokenPanel(inst) {
+  const input = h('input', { readonly: true, class: 'code', value: inst.token, spellcheck: 'false' });
+  const copied = status();
+  return h('section', { class: 'card notice', 'aria-labelledby': 'new-token-title' },
+    h('h2', { id: 'new-token-title' }, `Created ${inst.domain}`),
+    h('p', {}, 'Its token is shown this once: copy it now. This tab keeps it for the data browser until you sign out.'),
+    field(`Instance token of ${inst.domain}`, input),
+    h('div', { class: 'inline' },
+      h('button', { type: 'button', onclick: () => copy(input, copied) }, 'Copy token'),
+      h('a', { href: `#/data/${encodeURIComponent(inst.domain)}` }, `Browse data of ${inst.domain}`)),
+    copied);
+}
+
+async function copy(input, region) {
+  try {
+    await navigator.clipboard.writeText(input.value);
+  } catch {
+    input.select(); // no clipboard access (an insecure origin): leave it selected to copy by hand
+    report(region, 'Selected: press Ctrl+C (⌘C) to copy.');
+    return;
+  }
+  report(region, 'Token copied.');
+}
