@@ -406,12 +406,24 @@ func (p *process) died(c *call, ctx context.Context, limit int64) outcome {
 	return outcome{err: err}
 }
 
-// outOfMemory tells whether the process ended for want of memory: the Go
-// runtime's "fatal error: runtime: out of memory", or the race
-// detector's "failed to allocate" in a test build.
+// outOfMemory tells whether the process ended for want of memory, as the
+// Go runtime or the race detector (in a test build) words it when the
+// operating system refuses it memory or a thread's stack under
+// RLIMIT_DATA.
 func (p *process) outOfMemory() bool {
-	return p.stderr.contains("out of memory") || p.stderr.contains("failed to allocate")
+	for _, s := range oomWords {
+		if p.stderr.contains(s) {
+			return true
+		}
+	}
+	return false
 }
+
+// oomWords are what a worker's stderr says when memory ran out: "fatal
+// error: runtime: out of memory", "runtime: cannot allocate memory",
+// "failed to create new OS thread" (its stack is data too), the race
+// detector's "failed to allocate … (errno: 12)".
+var oomWords = []string{"out of memory", "cannot allocate", "failed to allocate", "failed to create new OS thread", "errno: 12", "errno=12"}
 
 // timedOut tells whether ctx ended at the call's deadline (or the
 // caller's) rather than by cancellation.

@@ -51,12 +51,15 @@ func TestFunctionMemoryLimit(t *testing.T) {
 		st, body := env.GraphQL(c.domain, c.token, "{ hoard }", nil)
 		msg, code := servertest.FirstError(body)
 		if code != "FUNCTION_RESOURCE_EXHAUSTED" || !strings.Contains(msg, c.limit) {
+			_, logs := env.DoRaw(http.MethodGet, "/admin/v1/instances/"+c.domain+"/logs?limit=5", env.AdminHeaders(), nil)
+			t.Logf("function log: %s", logs)
 			t.Errorf("%s: GraphQL hoard answered %d %s, want FUNCTION_RESOURCE_EXHAUSTED naming %s", c.domain, st, jsonText(body), c.limit)
 		}
 		res, raw := env.DoRaw(http.MethodGet, "/rest/v1/fn/query/hoard",
 			map[string]string{tenant.Header: c.domain, "authorization": c.token}, nil)
 		if res.StatusCode != http.StatusBadGateway || !bytes.Contains(raw, []byte("FUNCTION_RESOURCE_EXHAUSTED")) || !bytes.Contains(raw, []byte(c.limit)) {
-			t.Errorf("%s: REST hoard answered %d %s, want 502 FUNCTION_RESOURCE_EXHAUSTED naming %s", c.domain, res.StatusCode, raw, c.limit)
+			_, logs := env.DoRaw(http.MethodGet, "/admin/v1/instances/"+c.domain+"/logs?limit=5", env.AdminHeaders(), nil)
+			t.Errorf("%s: REST hoard answered %d %s, want 502 FUNCTION_RESOURCE_EXHAUSTED naming %s; function log: %s", c.domain, res.StatusCode, raw, c.limit, logs)
 		}
 		if st, body := env.GraphQL(c.domain, c.token, "{ quick }", nil); st != http.StatusOK || !strings.Contains(jsonText(body), "done") {
 			t.Errorf("%s: the call after: %d %s", c.domain, st, jsonText(body))
