@@ -170,7 +170,7 @@ func TestLargePackage(t *testing.T) {
 	}
 	res, err := e.invoke(Invocation{Name: "big", Version: "v1"})
 	if err != nil || res.Value != float64(chunkSize*2+123) {
-		t.Errorf("answer %v, %v", res.Value, err)
+		t.Errorf("answer %v, %v; function log: %+v", res.Value, err, e.logLines("inst1"))
 	}
 }
 

@@ -399,7 +399,7 @@ func (p *process) died(c *call, ctx context.Context, limit int64) outcome {
 		err = c.stopped(ctx)
 		c.note("stopped: %s (its worker process was ended)", err)
 	default:
-		err = &ExceptionError{Name: c.inv.Name, Version: c.inv.Version, Message: fmt.Sprintf("the worker process running the function ended (%v)", p.exit)}
+		err = &ExceptionError{Name: c.inv.Name, Version: c.inv.Version, Message: fmt.Sprintf("the worker process running the function ended (%v: %s)", p.exit, cut(firstLine(p.stderr.String()), 200))}
 		c.note("the worker process running the call ended: %v\n%s", p.exit, p.stderr.String())
 	}
 	c.finish(nil)
