@@ -74,10 +74,12 @@ func (j *JS) runInProcess(jb *job) outcome {
 		}
 	}
 	p := pp.take()
-	if p == nil {
+	for attempt := 1; p == nil; attempt++ {
 		var err error
-		if p, err = j.startProcess(); err != nil {
+		if p, err = j.startProcess(); err != nil && attempt == startAttempts {
 			<-pp.slots
+			jb.c.note("starting a worker process failed: %v", err)
+			jb.c.finish(nil)
 			return outcome{err: fmt.Errorf("fn: starting a worker process: %w", err)}
 		}
 	}
@@ -243,8 +245,18 @@ func (j *JS) startProcess() (*process, error) {
 		p.kill()
 		return nil, err
 	}
+	// A worker that cannot start says so before any call is given to it.
+	if kind, _, err := readFrame(p.r); err != nil || kind != frameReady {
+		p.kill()
+		return nil, fmt.Errorf("the worker process did not start (%v: %s)", p.exit, cut(firstLine(p.stderr.String()), 200))
+	}
 	return p, nil
 }
+
+// startAttempts is how many times a call tries to start a worker process:
+// a start that fails (the machine short of something for a moment) is
+// tried again before the call fails.
+const startAttempts = 2
 
 // kill ends the process at once and waits for it.
 func (p *process) kill() {

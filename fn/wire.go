@@ -12,7 +12,8 @@ import (
 )
 
 // The worker protocol: frames on the worker process's stdin (from the
-// service) and stdout (to it). A frame is a 4-byte big-endian length,
+// service) and stdout (to it). The service sends hello, the worker answers
+// ready once it is configured. A frame is a 4-byte big-endian length,
 // one byte of kind and that many bytes of payload: JSON, but for the
 // frames of every call (call and done), which have a binary encoding of
 // their own (half the cost of JSON per call; codec below). The service sends hello
@@ -24,6 +25,7 @@ import (
 // has not answered shortly after, or whose caller went away.
 const (
 	frameHello   = 'h' // service → worker: workerHello
+	frameReady   = 'r' // worker → service: configured, waiting for calls (no payload)
 	frameCall    = 'c' // service → worker: callFrame
 	framePackage = 'p' // worker → service: packageRequest; service → worker: packageFrame
 	frameGraphQL = 'g' // worker → service: graphqlRequest; service → worker: graphqlReply

@@ -120,6 +120,9 @@ func serveWorker(in io.Reader, out io.Writer) int {
 		fmt.Fprintf(os.Stderr, "fn worker: limiting memory: %v\n", err)
 		return 2
 	}
+	if err := wk.sendRaw(frameReady, nil); err != nil {
+		return 1
+	}
 	for {
 		cf, ok := await(wk, wk.calls, nil)
 		if !ok {
