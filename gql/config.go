@@ -22,6 +22,13 @@ type Config struct {
 	DocumentCacheSize int
 	// MaxHopResults bounds the records a reference hop of a filter may match.
 	MaxHopResults int
+	// MaxSubscriptions is the most subscriptions one connection (a
+	// WebSocket) may run at once.
+	MaxSubscriptions int
+	// SubscriptionQueue is the most events of a subscription that may
+	// wait for a client that reads too slowly; past it the subscription
+	// ends with SUBSCRIPTION_LIMIT.
+	SubscriptionQueue int
 	// RateLimit is the request rate of instances that set none
 	// (ratelimit.go); nil: unlimited.
 	RateLimit *tenant.RateLimit
@@ -38,5 +45,7 @@ func DefaultConfig() Config {
 		MaxPageSize:       1000,
 		DocumentCacheSize: 1000,
 		MaxHopResults:     10_000,
+		MaxSubscriptions:  100,
+		SubscriptionQueue: 1000,
 	}
 }

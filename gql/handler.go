@@ -44,6 +44,9 @@ func (h *Handler) Serve(c echo.Context) error {
 	if !ok {
 		return errcode.Write(c, errcode.New(errcode.Internal, "internal error"))
 	}
+	if wantsEventStream(c.Request()) && IsSubscription(env.Schema, req) {
+		return h.serveSSE(c, env, req)
+	}
 	if c.Request().Method == http.MethodGet && isMutation(env.Schema, req) {
 		return errcode.Write(c, errcode.New(errcode.BadRequest, "mutations need POST"))
 	}

@@ -153,7 +153,9 @@ func (s *Server) routes() {
 func (s *Server) deadline(d time.Duration) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if d <= 0 || s.isRegistry(c.Request().URL.Path) {
+			// Subscriptions (event streams, WebSockets) stay open as
+			// long as the client keeps them: their bounds are their own.
+			if d <= 0 || s.isRegistry(c.Request().URL.Path) || gql.IsStream(c.Request()) {
 				return next(c)
 			}
 			ctx, cancel := context.WithTimeout(c.Request().Context(), d)
