@@ -44,7 +44,8 @@ func changeOf(t *testing.T, data map[string]any) (change, string) {
 		t.Fatalf("event without subscribe: %s", dump(data))
 	}
 	c := change{Op: s["op"].(string), ID: s["id"].(string), Changed: []string{}}
-	for _, f := range s["changed"].([]any) {
+	changed, _ := s["changed"].([]any)
+	for _, f := range changed {
 		c.Changed = append(c.Changed, f.(string))
 	}
 	c.Node, _ = s["node"].(map[string]any)

@@ -67,6 +67,10 @@ func (s *Stream) Err() error {
 	return s.err
 }
 
+// Done returns a channel closed once the subscription has stopped (its
+// last event is in Events, and Err says why).
+func (s *Stream) Done() <-chan struct{} { return s.done }
+
 // Close ends the subscription and waits until it has stopped.
 func (s *Stream) Close() {
 	s.cancel()
