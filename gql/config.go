@@ -1,6 +1,10 @@
 package gql
 
-import "github.com/corehq/core/tenant"
+import (
+	"time"
+
+	"github.com/corehq/core/tenant"
+)
 
 // Config bounds what one GraphQL request may ask for.
 type Config struct {
@@ -29,6 +33,10 @@ type Config struct {
 	// wait for a client that reads too slowly; past it the subscription
 	// ends with SUBSCRIPTION_LIMIT.
 	SubscriptionQueue int
+	// SessionCheck is how often a subscription checks that its caller's
+	// token still holds (a logout, a disabled account, an expired
+	// session end it); 0: DefaultConfig's.
+	SessionCheck time.Duration
 	// RateLimit is the request rate of instances that set none
 	// (ratelimit.go); nil: unlimited.
 	RateLimit *tenant.RateLimit
@@ -47,5 +55,6 @@ func DefaultConfig() Config {
 		MaxHopResults:     10_000,
 		MaxSubscriptions:  100,
 		SubscriptionQueue: 1000,
+		SessionCheck:      5 * time.Second,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/gql"
@@ -139,4 +140,39 @@ func TestSubscriptionHistoryGone(t *testing.T) {
 	if res == nil || len(res.Errors) == 0 || res.Errors[0].Extensions["code"] != string(errcode.HistoryGone) {
 		t.Fatalf("subscribe after a trimmed cursor: %+v", res)
 	}
+}
+
+// A session that logs out has its subscriptions ended with
+// UNAUTHENTICATED (checked every SessionCheck, short here); the instance
+// token's go on.
+func TestLogoutEndsSubscriptions(t *testing.T) {
+	t.Parallel()
+	cfg := gql.DefaultConfig()
+	cfg.SessionCheck = 20 * time.Millisecond
+	env := servertest.Start(t, servertest.WithGQLConfig(cfg))
+	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	admin := &client{t: t, env: env, domain: "books.test", token: token}
+	admin.newAccount("ada", "", "correct horse battery")
+	ada := admin.login("ada", "correct horse battery")
+	adas := ada.sse(bookChanges, nil, nil)
+	admins := admin.sse(bookChanges, nil, nil)
+	w := ada.dial("graphql-transport-ws", nil)
+	w.init(ada)
+	w.send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": bookChanges}})
+
+	ada.data(`mutation { logout }`, nil)
+	ev := adas.next()
+	if ev.event != "next" || path(ev.data, "errors", 0, "extensions", "code") != "UNAUTHENTICATED" {
+		t.Fatalf("after the logout, ada's stream sent %s %s, want an UNAUTHENTICATED error", ev.event, dump(ev.data))
+	}
+	if ev := adas.next(); ev.event != "complete" {
+		t.Fatalf("after the error, %s, want complete", ev.event)
+	}
+	if m := w.expect("error", "1"); path(m, "payload", 0, "extensions", "code") != "UNAUTHENTICATED" {
+		t.Fatalf("after the logout, ada's WebSocket subscription: %s", dump(m))
+	}
+	id := admin.books("after")[0]
+	got, _ := admins.change()
+	wantChange(t, "the instance token's subscription", got, change{Op: "CREATED", ID: id, Changed: []string{}, Node: map[string]any{"title": "after"}})
 }

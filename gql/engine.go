@@ -44,6 +44,10 @@ type Engine struct {
 	// meter counts the instances' requests and function calls and holds
 	// their functionCallsPerDay quota (tenant.Meter).
 	meter *tenant.Meter
+	// streams ends with CloseStreams: every subscription, event stream
+	// and WebSocket runs under it.
+	streams     context.Context
+	stopStreams context.CancelFunc
 }
 
 // grantsTTL is how long a snapshot of an instance's grants serves before
@@ -86,6 +90,7 @@ const meterInterval = 2 * time.Second
 // and the accounts service; schemas are compiled with cfg's limits.
 func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts *auth.Accounts, log *zap.Logger, opts ...EngineOption) *Engine {
 	e := &Engine{cfg: cfg, store: st, instances: instances, accounts: accounts, log: log}
+	e.streams, e.stopStreams = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(e)
 	}
@@ -102,6 +107,12 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 	})
 	return e
 }
+
+// CloseStreams ends every subscription: event streams complete and
+// WebSockets close with 1001 (going away). The server calls it when it
+// shuts down, since it waits for the requests in flight and a stream
+// never ends by itself.
+func (e *Engine) CloseStreams() { e.stopStreams() }
 
 // Meter returns the meter of the instances' requests and function calls
 // (the admin API's usage reads it).

@@ -82,7 +82,7 @@ func (h *Handler) serveSSE(c echo.Context, env Env, req Request) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return nil // the client went away
+			return nil // the client went away (the server's shutdown ends the stream: Engine.CloseStreams)
 		case <-tick.C:
 			bw.WriteString(":\n\n")
 		case ev, ok := <-st.Events():

@@ -165,7 +165,14 @@ func (e *Engine) Subscribe(ctx context.Context, env Env, req Request, resume str
 	if queue <= 0 {
 		queue = DefaultConfig().SubscriptionQueue
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	sub.recheck = s.cfg.SessionCheck
+	if sub.recheck <= 0 {
+		sub.recheck = DefaultConfig().SessionCheck
+	}
+	sub.checked = time.Now()
+	// The stream ends with Close or CloseStreams, not with the request
+	// that opened it (a WebSocket's first message).
+	ctx, cancel := context.WithCancel(e.streams)
 	st := &Stream{events: make(chan Event, queue), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(st.done)
@@ -261,6 +268,10 @@ type subscription struct {
 	typ    string
 	id     string
 	filter arcql.Expr
+	// recheck is how often the caller's token is checked again, checked
+	// when it last was.
+	recheck time.Duration
+	checked time.Time
 }
 
 // run reads the feed after start and sends the events the caller may
@@ -270,12 +281,22 @@ type subscription struct {
 func (sub *subscription) run(ctx context.Context, last uint64, out chan<- Event) error {
 	st, inst := sub.env.Store, sub.env.Instance.ID
 	for {
+		if err := sub.checkCaller(ctx); err != nil {
+			return err
+		}
 		changes, err := st.Changes(ctx, inst, last, changesPage)
 		if err != nil {
 			return feedError(err)
 		}
 		if len(changes) == 0 {
-			if _, err := st.Wait(ctx, inst, last); err != nil {
+			// Wait at most until the next check of the caller.
+			wctx, cancel := context.WithTimeout(ctx, sub.recheck)
+			_, err := st.Wait(wctx, inst, last)
+			cancel()
+			if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+				continue
+			}
+			if err != nil {
 				return feedError(err)
 			}
 			continue
@@ -298,6 +319,23 @@ func (sub *subscription) run(ctx context.Context, last uint64, out chan<- Event)
 			}
 		}
 	}
+}
+
+// checkCaller ends the subscription once its caller's token no longer
+// holds (a logout, a disabled account, an expired session, a new
+// instance token), checking at most every recheck. A store failure
+// does not end it: the next check tries again.
+func (sub *subscription) checkCaller(ctx context.Context) error {
+	env := sub.env
+	if env.Principal.Kind == auth.Anonymous || time.Since(sub.checked) < sub.recheck {
+		return nil
+	}
+	sub.checked = time.Now()
+	_, err := sub.engine.accounts.Authenticate(ctx, env.Store, keysOf(env.Instance), env.Token)
+	if e := errcode.As(err); err != nil && e.Code == errcode.Unauthenticated {
+		return errcode.Wrap(errcode.Unauthenticated, err, "the subscription's session ended (logged out, disabled or expired): log in and subscribe again")
+	}
+	return nil
 }
 
 // deliver returns the event of a change for this subscription; ok is

@@ -117,6 +117,9 @@ func (h *Handler) serveWebSocket(c echo.Context) error {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Request().Context()))
 	w := &wsConn{h: h, conn: conn, legacy: proto == protoLegacyWS, c: c, ctx: ctx, cancel: cancel, subs: map[string]*Stream{}}
 	defer w.stop()
+	defer context.AfterFunc(h.engine.streams, func() {
+		w.close(websocket.StatusGoingAway, "the server is shutting down")
+	})()
 	init := time.AfterFunc(wsInitTimeout, func() {
 		w.mu.Lock()
 		late := w.env == nil

@@ -114,6 +114,9 @@ func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Directory, 
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          errorLog,
 	}
+	// Subscriptions never end by themselves: a shutdown ends them, so
+	// that the drain waits only for ordinary requests.
+	s.http.RegisterOnShutdown(engine.CloseStreams)
 	return s
 }
 

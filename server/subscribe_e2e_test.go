@@ -1,0 +1,94 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/corehq/core/server"
+	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/tenant"
+)
+
+// A shutdown ends the subscriptions instead of waiting for them: the
+// event stream completes, the WebSocket closes with 1001, and Serve
+// drains at once although its shutdown time-out is an hour.
+func TestShutdownEndsSubscriptions(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t, servertest.WithConfig(func(c *server.Config) { c.ShutdownTimeout = time.Hour }))
+	env.PutRelease("bookstore", "v1", bookstoreSDL)
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- env.Server.Serve(ctx, ln) }()
+	guard, stop := context.WithTimeout(context.Background(), 30*time.Second) // a hang guard only
+	defer stop()
+	base := "http://" + ln.Addr().String() + "/graphql"
+	sub := `subscription { subscribe(type: Book) { id } }`
+
+	body, _ := json.Marshal(map[string]any{"query": sub})
+	req, _ := http.NewRequestWithContext(guard, http.MethodPost, base, strings.NewReader(string(body)))
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("accept", "text/event-stream")
+	req.Header.Set(tenant.Header, "books.test")
+	req.Header.Set("authorization", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("event stream: status %d", resp.StatusCode)
+	}
+
+	conn, _, err := websocket.Dial(guard, "ws://"+ln.Addr().String()+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	init, _ := json.Marshal(map[string]any{"type": "connection_init", "payload": map[string]any{tenant.Header: "books.test", "authorization": token}})
+	if err := conn.Write(guard, websocket.MessageText, init); err != nil {
+		t.Fatal(err)
+	}
+	if _, ack, err := conn.Read(guard); err != nil || !strings.Contains(string(ack), "connection_ack") {
+		t.Fatalf("connection_init: %s %v", ack, err)
+	}
+
+	cancel() // what SIGTERM does in cored
+	r := bufio.NewReader(resp.Body)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the event stream ended without complete: %v", err)
+		}
+		if line == "event: complete\n" {
+			break
+		}
+	}
+	_, _, err = conn.Read(guard)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway {
+		t.Errorf("the WebSocket ended with %v, want close 1001", err)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v, want a complete drain", err)
+		}
+	case <-guard.Done():
+		t.Fatal("Serve still drains: the subscriptions held it")
+	}
+}
