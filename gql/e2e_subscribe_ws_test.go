@@ -255,3 +255,22 @@ func TestSubscribeLegacyWebSocket(t *testing.T) {
 }
 
 func asCloseError(err error, ce *websocket.CloseError) bool { return errors.As(err, ce) }
+
+// Each operation a WebSocket starts counts against the instance's rate
+// limit, as a request would: the connection does not bypass it.
+func TestWebSocketOperationsAreRateLimited(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{RateLimit: &tenant.RateLimit{RequestsPerSecond: 0.001, Burst: 2}})
+	c := &client{t: t, env: env, domain: "books.test", token: token}
+	w := c.dial("graphql-transport-ws", nil)
+	w.init(c) // the first request
+	w.send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": `{ __typename }`}})
+	w.expect("next", "1")
+	w.expect("complete", "1")
+	w.send(map[string]any{"id": "2", "type": "subscribe", "payload": map[string]any{"query": bookChanges}})
+	if m := w.expect("error", "2"); path(m, "payload", 0, "extensions", "code") != "RATE_LIMITED" {
+		t.Errorf("an operation past the rate limit: %s", dump(m))
+	}
+}

@@ -148,10 +148,9 @@ func (e *Engine) SchemaCount() int { return e.schemas.count() }
 // fail Open: the request answers UNAUTHENTICATED when it runs anything
 // but login and loginByEmail (Env.Unauthenticated).
 func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization, clientIP string) (Env, error) {
-	if err := e.limiter.admit(inst); err != nil {
+	if err := e.admit(inst); err != nil {
 		return Env{}, err
 	}
-	e.meter.Request(inst.ID)
 	p, err := e.accounts.Authenticate(ctx, e.store, keysOf(inst), authorization)
 	var refused error
 	if err != nil {
@@ -172,6 +171,17 @@ func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization,
 		return Env{}, err
 	}
 	return env, nil
+}
+
+// admit counts one request of inst against its rate limit (429
+// RATE_LIMITED over it) and its meter. Open does it for every request;
+// a WebSocket for each operation it starts.
+func (e *Engine) admit(inst *tenant.Instance) error {
+	if err := e.limiter.admit(inst); err != nil {
+		return err
+	}
+	e.meter.Request(inst.ID)
+	return nil
 }
 
 // env returns the environment of a request for inst by p, loading the

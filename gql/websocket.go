@@ -341,6 +341,11 @@ func (w *wsConn) subscribe(id string, payload any) bool {
 	if err != nil {
 		return w.sendErrors(id, []errcode.Item{errcode.As(err).Item()})
 	}
+	// Each operation counts as a request against the instance's rate
+	// limit, as it would over HTTP.
+	if err := w.h.engine.admit(env.Instance); err != nil {
+		return w.sendErrors(id, []errcode.Item{errcode.As(err).Item()})
+	}
 	if d := env.Schema.document(req.Query); len(d.errors) > 0 {
 		return w.sendErrors(id, documentErrors(d.errors).Errors)
 	}
