@@ -15,6 +15,9 @@ import (
 
 	"github.com/corehq/core/server"
 	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/mongo"
+	"github.com/corehq/core/store/mongo/mongotest"
 	"github.com/corehq/core/tenant"
 )
 
@@ -90,5 +93,71 @@ func TestShutdownEndsSubscriptions(t *testing.T) {
 		}
 	case <-guard.Done():
 		t.Fatal("Serve still drains: the subscriptions held it")
+	}
+}
+
+// Two servers on one MongoDB database, each with its own store handle
+// (and change-feed poller), as two cored processes: a subscriber on one
+// receives, in order, the events of writes made through the other, by
+// GraphQL and by REST.
+func TestSubscriptionsAcrossServers(t *testing.T) {
+	t.Parallel()
+	uri, db := mongotest.Database(t)
+	open := func() store.Store {
+		st, err := mongo.Open(context.Background(), mongotest.Config(uri, db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	writer := servertest.Start(t, servertest.WithStore(open()))
+	reader := servertest.Start(t, servertest.WithStore(open()))
+	writer.PutRelease("bookstore", "v1", bookstoreSDL)
+	token := writer.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	if _, err := reader.Directory.Refresh(context.Background()); err != nil { // what its watch does every interval
+		t.Fatal(err)
+	}
+	guard, stop := context.WithTimeout(context.Background(), 30*time.Second) // a hang guard only
+	defer stop()
+	body, _ := json.Marshal(map[string]any{"query": `subscription { subscribe(type: Book) { op node { ... on Book { title } } } }`})
+	req, _ := http.NewRequestWithContext(guard, http.MethodPost, reader.URL+"/graphql", strings.NewReader(string(body)))
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("accept", "text/event-stream")
+	req.Header.Set(tenant.Header, "books.test")
+	req.Header.Set("authorization", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("subscribe on the reader: status %d", resp.StatusCode)
+	}
+	h := map[string]string{tenant.Header: "books.test", "authorization": token}
+	if status, out := writer.GraphQL("books.test", token, `mutation { upsert(values: {Book: {core: {id: "b1"}, title: "one"}}) { id } }`, nil); status != http.StatusOK {
+		t.Fatalf("write: %d %v", status, out)
+	}
+	if status, out := writer.Do(http.MethodPut, "/rest/v1/", h, map[string]any{"values": map[string]any{"Book": map[string]any{"core": map[string]any{"id": "b1"}, "title": "two"}}}); status != http.StatusOK {
+		t.Fatalf("write: %d %v", status, out)
+	}
+	r := bufio.NewReader(resp.Body)
+	var got []string
+	for len(got) < 2 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the reader's stream after %v: %v", got, err)
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var ev map[string]any
+			if err := json.Unmarshal([]byte(data), &ev); err != nil {
+				t.Fatal(err)
+			}
+			s, _ := ev["data"].(map[string]any)["subscribe"].(map[string]any)
+			got = append(got, s["op"].(string))
+		}
+	}
+	if got[0] != "CREATED" || got[1] != "UPDATED" {
+		t.Errorf("events on the reader: %v, want CREATED then UPDATED", got)
 	}
 }
