@@ -274,3 +274,33 @@ func TestWebSocketOperationsAreRateLimited(t *testing.T) {
 		t.Errorf("an operation past the rate limit: %s", dump(m))
 	}
 }
+
+// An instance's setting subscriptionConnections bounds its open event
+// streams and WebSockets together.
+func TestSubscriptionConnectionsPerInstance(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{SubscriptionConnections: 1})
+	c := &client{t: t, env: env, domain: "books.test", token: token}
+	c.sse(bookChanges, nil, nil)
+	resp, cancel := c.sseRequest(bookChanges, nil, nil)
+	defer cancel()
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a second event stream: status %d, want 429", resp.StatusCode)
+	}
+	w := c.dial("graphql-transport-ws", nil)
+	w.send(map[string]any{"type": "connection_init", "payload": map[string]any{tenant.Header: c.domain, "authorization": c.token}})
+	if code, reason := w.closed(); code != websocket.StatusTryAgainLater || !strings.Contains(reason, "subscriptionConnections") {
+		t.Errorf("a WebSocket past the bound closed with %d %q, want 1013 naming the setting", code, reason)
+	}
+	// Other instances are not affected.
+	other := &client{t: t, env: env, domain: "other.test", token: env.CreateInstance("other.test", "bookstore", "v1", tenant.Settings{SubscriptionConnections: 1})}
+	other.sse(bookChanges, nil, nil)
+	// The admin API refuses a bad setting, naming it.
+	if st, body := env.Admin(http.MethodPatch, "/instances/other.test", map[string]any{"subscriptionConnections": -1}); st != http.StatusBadRequest ||
+		!strings.Contains(dump(body), "subscriptionConnections must be between 0") {
+		t.Errorf("a negative subscriptionConnections: %d %s", st, dump(body))
+	}
+}

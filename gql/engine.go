@@ -2,6 +2,7 @@ package gql
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -48,6 +49,10 @@ type Engine struct {
 	// and WebSocket runs under it.
 	streams     context.Context
 	stopStreams context.CancelFunc
+	// conns counts the open subscription connections per instance
+	// (openConnection).
+	connsMu sync.Mutex
+	conns   map[string]int
 }
 
 // grantsTTL is how long a snapshot of an instance's grants serves before
@@ -113,6 +118,37 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 // shuts down, since it waits for the requests in flight and a stream
 // never ends by itself.
 func (e *Engine) CloseStreams() { e.stopStreams() }
+
+// openConnection counts a subscription connection (an event stream, a
+// WebSocket) of inst, refused with SUBSCRIPTION_LIMIT when the instance
+// has as many open in this process as its setting subscriptionConnections
+// allows. Call release once when the connection ends.
+func (e *Engine) openConnection(inst *tenant.Instance) (release func(), err error) {
+	limit := inst.Settings.SubscriptionConnections
+	if limit <= 0 {
+		limit = tenant.DefaultSubscriptionConnections
+	}
+	e.connsMu.Lock()
+	defer e.connsMu.Unlock()
+	if e.conns[inst.ID] >= limit {
+		return nil, errcode.New(errcode.SubscriptionLimit,
+			"the instance has %d subscription connections open, the most its setting subscriptionConnections allows: close one first", limit)
+	}
+	if e.conns == nil {
+		e.conns = map[string]int{}
+	}
+	e.conns[inst.ID]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.connsMu.Lock()
+			defer e.connsMu.Unlock()
+			if e.conns[inst.ID]--; e.conns[inst.ID] <= 0 {
+				delete(e.conns, inst.ID)
+			}
+		})
+	}, nil
+}
 
 // Meter returns the meter of the instances' requests and function calls
 // (the admin API's usage reads it).

@@ -49,6 +49,11 @@ func IsStream(r *http.Request) bool {
 func (h *Handler) serveSSE(c echo.Context, env Env, req Request) error {
 	r := c.Request()
 	ctx := r.Context()
+	release, err := h.engine.openConnection(env.Instance)
+	if err != nil {
+		return errcode.Write(c, err)
+	}
+	defer release()
 	st, res := h.engine.Subscribe(ctx, env, req, r.Header.Get("Last-Event-ID"))
 	if res != nil {
 		return writeResult(c, res)

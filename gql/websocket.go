@@ -37,7 +37,9 @@ import (
 // Stream (subscribe.go); queries and mutations sent on the connection run
 // once and complete. A connection runs at most Config.MaxSubscriptions
 // subscriptions; one whose client reads too slowly (a subscription's
-// queue full) is closed with 1008 and a reason saying so. The tokens are
+// queue full) is closed with 1008 and a reason saying so; a connection_init
+// past the instance's subscriptionConnections closes with 1013 (try again
+// later). The tokens are
 // sent in the protocol, never as cookies, so the connection needs no
 // check of its Origin: a page elsewhere cannot borrow a session.
 
@@ -89,11 +91,14 @@ type wsConn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu    sync.Mutex
-	env   *Env // set by connection_init
-	inits int
-	subs  map[string]*Stream
-	wg    sync.WaitGroup
+	mu  sync.Mutex
+	env *Env // set by connection_init
+	// release ends the connection's count against the instance's
+	// subscriptionConnections (set with env).
+	release func()
+	inits   int
+	subs    map[string]*Stream
+	wg      sync.WaitGroup
 }
 
 // serveWebSocket runs a WebSocket connection until either side closes it.
@@ -151,6 +156,12 @@ func (w *wsConn) stop() {
 		st.Close()
 	}
 	w.wg.Wait()
+	w.mu.Lock()
+	release := w.release
+	w.mu.Unlock()
+	if release != nil {
+		release()
+	}
 }
 
 // close closes the connection with a code and reason (at most 123
@@ -256,8 +267,16 @@ func (w *wsConn) init(payload any) bool {
 		w.close(closeForbidden, msg)
 		return false
 	}
+	release, err := w.h.engine.openConnection(env.Instance)
+	if err != nil {
+		if w.legacy {
+			w.send(wsMessage{Type: "connection_error", Payload: map[string]any{"message": errcode.As(err).Message}})
+		}
+		w.close(websocket.StatusTryAgainLater, errcode.As(err).Message)
+		return false
+	}
 	w.mu.Lock()
-	w.env = &env
+	w.env, w.release = &env, release
 	w.mu.Unlock()
 	if !w.send(wsMessage{Type: "connection_ack"}) {
 		return false
