@@ -2,6 +2,7 @@ package gql
 
 import (
 	"bufio"
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -38,17 +39,30 @@ func wantsEventStream(r *http.Request) bool {
 	return false
 }
 
-// IsStream reports whether a request to /graphql may stay open for long:
-// an event stream or a WebSocket upgrade. The server leaves such
-// requests without its request time-out.
-func IsStream(r *http.Request) bool {
-	return wantsEventStream(r) || isWebSocket(r)
+type streamCtxKey struct{}
+
+// WithStreamContext returns ctx, a request's context that the server
+// bounds by its request time-out, knowing the request's context before
+// that bound: an event stream runs on the latter, so that it ends when
+// its client goes away, not when the time-out a query has passes. A
+// request that is no stream keeps its time-out.
+func WithStreamContext(ctx, unbounded context.Context) context.Context {
+	return context.WithValue(ctx, streamCtxKey{}, unbounded)
+}
+
+// streamContext returns the context an event stream of a request runs
+// on: the one WithStreamContext recorded, else the request's own.
+func streamContext(r *http.Request) context.Context {
+	if ctx, ok := r.Context().Value(streamCtxKey{}).(context.Context); ok {
+		return ctx
+	}
+	return r.Context()
 }
 
 // serveSSE runs the subscription req as an event stream.
 func (h *Handler) serveSSE(c echo.Context, env Env, req Request) error {
 	r := c.Request()
-	ctx := r.Context()
+	ctx := streamContext(r)
 	release, err := h.engine.openConnection(env.Instance)
 	if err != nil {
 		return errcode.Write(c, err)

@@ -152,17 +152,19 @@ func (s *Server) routes() {
 
 // deadline gives every request but the image registry's a context that
 // ends after d (none when d is 0); a request that ran past it answers 504
-// TIMEOUT unless its answer was already on its way.
+// TIMEOUT unless its answer was already on its way. Subscriptions are
+// not bounded by it (gql.WithStreamContext).
 func (s *Server) deadline(d time.Duration) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			// Subscriptions (event streams, WebSockets) stay open as
-			// long as the client keeps them: their bounds are their own.
-			if d <= 0 || s.isRegistry(c.Request().URL.Path) || gql.IsStream(c.Request()) {
+			if d <= 0 || s.isRegistry(c.Request().URL.Path) {
 				return next(c)
 			}
 			ctx, cancel := context.WithTimeout(c.Request().Context(), d)
 			defer cancel()
+			// An event stream stays open as long as its client keeps it
+			// (a WebSocket runs on its own context once upgraded).
+			ctx = gql.WithStreamContext(ctx, c.Request().Context())
 			c.SetRequest(c.Request().WithContext(ctx))
 			err := next(c)
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) && !c.Response().Committed {

@@ -161,3 +161,46 @@ func TestSubscriptionsAcrossServers(t *testing.T) {
 		t.Errorf("events on the reader: %v, want CREATED then UPDATED", got)
 	}
 }
+
+// An event stream outlives the request time-out that bounds queries: it
+// delivers a write made after the time-out has passed.
+func TestEventStreamOutlivesRequestTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 3 * time.Second
+	env := servertest.Start(t, servertest.WithConfig(func(c *server.Config) { c.RequestTimeout = timeout }))
+	env.PutRelease("bookstore", "v1", bookstoreSDL)
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	guard, stop := context.WithTimeout(context.Background(), 30*time.Second) // a hang guard only
+	defer stop()
+	body, _ := json.Marshal(map[string]any{"query": `subscription { subscribe(type: Book) { op } }`})
+	req, _ := http.NewRequestWithContext(guard, http.MethodPost, env.URL+"/graphql", strings.NewReader(string(body)))
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("accept", "text/event-stream")
+	req.Header.Set(tenant.Header, "books.test")
+	req.Header.Set("authorization", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("subscribe: status %d", resp.StatusCode)
+	}
+	time.Sleep(timeout + 500*time.Millisecond) // past the request time-out: nothing to wait for
+	if status, out := env.GraphQL("books.test", token, `mutation { upsert(values: {Book: {title: "late"}}) { id } }`, nil); status != http.StatusOK {
+		t.Fatalf("write: %d %v", status, out)
+	}
+	r := bufio.NewReader(resp.Body)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended: %v", err)
+		}
+		if strings.HasPrefix(line, "data: ") {
+			if !strings.Contains(line, `"op":"CREATED"`) {
+				t.Fatalf("event %s, want the CREATED", line)
+			}
+			return
+		}
+	}
+}
