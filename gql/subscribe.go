@@ -173,19 +173,103 @@ func (e *Engine) Subscribe(ctx context.Context, env Env, req Request, resume str
 	// The stream ends with Close or CloseStreams, not with the request
 	// that opened it (a WebSocket's first message).
 	ctx, cancel := context.WithCancel(e.streams)
-	st := &Stream{events: make(chan Event, queue), cancel: cancel, done: make(chan struct{})}
+	st := &Stream{events: make(chan Event), cancel: cancel, done: make(chan struct{})}
+	q := &eventQueue{max: queue, notify: make(chan struct{}, 1)}
 	go func() {
 		defer close(st.done)
-		defer close(st.events)
-		err := sub.run(ctx, start, st.events)
+		err := sub.run(ctx, start, q)
 		if ctx.Err() != nil {
 			err = nil // closed
 		}
 		st.mu.Lock()
 		st.err = err
 		st.mu.Unlock()
+		q.close()
 	}()
+	go q.forward(ctx, st.events)
 	return st, nil
+}
+
+// eventQueue holds a subscription's events between its reader of the
+// feed and its client, at most max of them (the one on its way to the
+// client included). Its memory grows with the events waiting: an idle
+// subscription holds none.
+type eventQueue struct {
+	mu     sync.Mutex
+	items  []Event
+	held   bool // forward holds one, not yet taken by the client
+	closed bool
+	max    int
+	notify chan struct{} // capacity 1: an event was pushed, or the queue closed
+}
+
+// push adds an event; false when max are waiting already.
+func (q *eventQueue) push(ev Event) bool {
+	q.mu.Lock()
+	n := len(q.items)
+	if q.held {
+		n++
+	}
+	if n >= q.max {
+		q.mu.Unlock()
+		return false
+	}
+	q.items = append(q.items, ev)
+	q.mu.Unlock()
+	q.wake()
+	return true
+}
+
+// close says no event follows; forward sends those waiting, then closes
+// its channel.
+func (q *eventQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.wake()
+}
+
+func (q *eventQueue) wake() {
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+}
+
+// forward sends the queue's events to out, one at a time, until the
+// queue is closed and empty or ctx ends; then it closes out.
+func (q *eventQueue) forward(ctx context.Context, out chan<- Event) {
+	defer close(out)
+	for {
+		q.mu.Lock()
+		if len(q.items) == 0 {
+			closed := q.closed
+			q.items = nil // an idle subscription keeps no buffer
+			q.mu.Unlock()
+			if closed {
+				return
+			}
+			select {
+			case <-q.notify:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		ev := q.items[0]
+		q.items[0] = Event{}
+		q.items = q.items[1:]
+		q.held = true
+		q.mu.Unlock()
+		select {
+		case out <- ev:
+		case <-ctx.Done():
+			return
+		}
+		q.mu.Lock()
+		q.held = false
+		q.mu.Unlock()
+	}
 }
 
 // rootField returns the one root field of a subscription operation
@@ -278,7 +362,7 @@ type subscription struct {
 // see, until ctx ends or it fails: a change history gone (the reader fell
 // behind the retention), a store failure, or a full queue (the client
 // reads too slowly).
-func (sub *subscription) run(ctx context.Context, last uint64, out chan<- Event) error {
+func (sub *subscription) run(ctx context.Context, last uint64, out *eventQueue) error {
 	st, inst := sub.env.Store, sub.env.Instance.ID
 	for {
 		if err := sub.checkCaller(ctx); err != nil {
@@ -311,11 +395,9 @@ func (sub *subscription) run(ctx context.Context, last uint64, out chan<- Event)
 			if !ok {
 				continue
 			}
-			select {
-			case out <- ev:
-			default:
+			if !out.push(ev) {
 				return errcode.New(errcode.SubscriptionLimit,
-					"the client reads too slowly: more than %d events are waiting; subscribe again (after the last cursor received) to resume", cap(out))
+					"the client reads too slowly: more than %d events are waiting; subscribe again (after the last cursor received) to resume", out.max)
 			}
 		}
 	}
