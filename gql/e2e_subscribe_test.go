@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -349,4 +351,39 @@ func sortStrings() cmp.Option {
 
 func sortArgs() cmp.Option {
 	return cmpopts.SortSlices(func(a, b any) bool { return dump(a) < dump(b) })
+}
+
+// link and unlink are UPDATED events of the from record, naming the
+// reference field; GET /graphql with query parameters streams too.
+func TestSubscribeLinksOverGET(t *testing.T) {
+	t.Parallel()
+	c := newBookstore(t)
+	author := c.upsertOne("Author", map[string]any{"name": "ann"})
+	book := c.upsertOne("Book", map[string]any{"title": "Dune"})
+	q := url.Values{"query": {`subscription { subscribe(type: Author) { op id changed node { ... on Author { booklist { title } } } } }`}}
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.env.URL+"/graphql?"+q.Encode(), nil)
+	req.Header.Set("accept", "text/event-stream")
+	req.Header.Set(tenant.Header, c.domain)
+	req.Header.Set("authorization", c.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET subscribe: status %d", resp.StatusCode)
+	}
+	s := &sseStream{t: t, resp: resp, r: bufio.NewReader(resp.Body), cancel: cancel}
+	defer s.close()
+	link := `mutation($f: String!, $t: String!) { %s(from: Author, to: Book, via: "booklist", whereFromID: $f, andToID: $t) }`
+	ids := map[string]any{"f": author, "t": book}
+	c.data(fmt.Sprintf(link, "link"), ids)
+	got, _ := s.change()
+	wantChange(t, "linked", got, change{Op: "UPDATED", ID: author, Changed: []string{"booklist"}, Node: map[string]any{"booklist": []any{map[string]any{"title": "Dune"}}}})
+	c.data(fmt.Sprintf(link, "unlink"), ids)
+	got, _ = s.change()
+	if got.Op != "UPDATED" || got.ID != author || !slices.Equal(got.Changed, []string{"booklist"}) {
+		t.Errorf("unlinked: %+v, want UPDATED of booklist", got)
+	}
 }
