@@ -46,7 +46,7 @@ type Event struct {
 
 // Stream is a running subscription. Its events arrive on Events, which is
 // closed when the subscription ends; Err then says why (nil when Close or
-// the context ended it).
+// Engine.CloseStreams ended it).
 type Stream struct {
 	events chan Event
 	cancel context.CancelFunc
@@ -95,8 +95,8 @@ func IsSubscription(s *Schema, req Request) bool {
 // replaces the document's after argument (SSE's Last-Event-ID). It
 // answers a Result instead of a Stream when the subscription cannot
 // start (an invalid document, a refused caller, a bad filter, a cursor
-// whose history is gone). The subscription runs until ctx ends, Close is
-// called or it fails.
+// whose history is gone). ctx bounds only the start: the subscription
+// runs until Close, Engine.CloseStreams or a failure ends it.
 func (e *Engine) Subscribe(ctx context.Context, env Env, req Request, resume string) (*Stream, *Result) {
 	s := env.Schema
 	doc := s.document(req.Query)
