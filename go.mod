@@ -3,6 +3,7 @@ module github.com/corehq/core
 go 1.26.8
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/distribution/distribution/v3 v3.1.2
 	github.com/distribution/reference v0.6.0
 	github.com/dlclark/regexp2/v2 v2.5.2

@@ -68,6 +68,14 @@ const (
 	// limit. 403, not 429: waiting does not lift a records or storage
 	// quota, and clients retry a 429 by themselves.
 	QuotaExceeded Code = "QUOTA_EXCEEDED"
+	// HistoryGone: a subscription's after cursor (or Last-Event-ID) is
+	// older than the changes the instance retains; the client reads the
+	// records afresh and subscribes without one.
+	HistoryGone Code = "HISTORY_GONE"
+	// SubscriptionLimit: a subscription bound was passed (subscriptions
+	// per connection, events waiting for a slow client); the message
+	// names it.
+	SubscriptionLimit Code = "SUBSCRIPTION_LIMIT"
 )
 
 // Status is the HTTP status a code answers with.
@@ -87,8 +95,10 @@ func (c Code) Status() int {
 		return http.StatusConflict
 	case TooLarge:
 		return http.StatusRequestEntityTooLarge
-	case RateLimited:
+	case RateLimited, SubscriptionLimit:
 		return http.StatusTooManyRequests
+	case HistoryGone:
+		return http.StatusGone
 	case Unavailable:
 		return http.StatusServiceUnavailable
 	case BadGateway, FunctionError, FunctionResourceExhausted, FunctionNotPublished, WebhookFieldMissing:

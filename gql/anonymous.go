@@ -75,7 +75,7 @@ func anonymousField(name string, roots []*schema.Field, inst *tenant.Instance) b
 		return true
 	case "createAccount":
 		return inst.Settings.AnonymousRegistration
-	case "__schema", "__type", "get", "find", "upsert", "delete", "trash", "untrash", "link", "unlink":
+	case "__schema", "__type", "get", "find", "subscribe", "upsert", "delete", "trash", "untrash", "link", "unlink":
 		// Records: what grants to anonymous allow, nothing else.
 		return inst.Settings.AnonymousRequests
 	}

@@ -103,13 +103,14 @@ func (b *builder) build() (graphql.Schema, error) {
 
 	query := graphql.NewObject(graphql.ObjectConfig{Name: "Query", Fields: b.queryFields()})
 	mutation := graphql.NewObject(graphql.ObjectConfig{Name: "Mutation", Fields: b.mutationFields()})
+	subscription := b.subscriptionRoot()
 	extra := []graphql.Type{b.core}
 	for _, o := range b.objects {
 		extra = append(extra, o)
 	}
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	s, err := graphql.NewSchema(graphql.SchemaConfig{Query: query, Mutation: mutation, Types: extra})
+	s, err := graphql.NewSchema(graphql.SchemaConfig{Query: query, Mutation: mutation, Subscription: subscription, Types: extra})
 	if err != nil {
 		return graphql.Schema{}, fmt.Errorf("gql: build schema: %w", err)
 	}

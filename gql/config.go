@@ -1,6 +1,10 @@
 package gql
 
-import "github.com/corehq/core/tenant"
+import (
+	"time"
+
+	"github.com/corehq/core/tenant"
+)
 
 // Config bounds what one GraphQL request may ask for.
 type Config struct {
@@ -22,6 +26,17 @@ type Config struct {
 	DocumentCacheSize int
 	// MaxHopResults bounds the records a reference hop of a filter may match.
 	MaxHopResults int
+	// MaxSubscriptions is the most subscriptions one connection (a
+	// WebSocket) may run at once.
+	MaxSubscriptions int
+	// SubscriptionQueue is the most events of a subscription that may
+	// wait for a client that reads too slowly; past it the subscription
+	// ends with SUBSCRIPTION_LIMIT.
+	SubscriptionQueue int
+	// SessionCheck is how often a subscription checks that its caller's
+	// token still holds (a logout, a disabled account, an expired
+	// session end it); 0: DefaultConfig's.
+	SessionCheck time.Duration
 	// RateLimit is the request rate of instances that set none
 	// (ratelimit.go); nil: unlimited.
 	RateLimit *tenant.RateLimit
@@ -38,5 +53,8 @@ func DefaultConfig() Config {
 		MaxPageSize:       1000,
 		DocumentCacheSize: 1000,
 		MaxHopResults:     10_000,
+		MaxSubscriptions:  100,
+		SubscriptionQueue: 1000,
+		SessionCheck:      5 * time.Second,
 	}
 }

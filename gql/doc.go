@@ -40,7 +40,10 @@
 // The generated API is the one of DESIGN.md: find, get, upsert, delete,
 // trash, untrash, link, unlink, the record types with a `core` metadata
 // object, CoreMutationType, CoreRootAggregate, CoreUpsertInputUnion,
-// CoreFilterConnection and PageInfo.
+// CoreFilterConnection and PageInfo; and the subscription root
+// (subscribe, CoreChange, CoreChangeOp), run by subscribe.go on the
+// store's change feed and carried over SSE and WebSocket (sse.go,
+// websocket.go).
 //
 // Decisions where the design is silent:
 //   - Paging: `after`/`before` are record ids; FIRST is accepted as

@@ -2,6 +2,7 @@ package gql
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -44,6 +45,14 @@ type Engine struct {
 	// meter counts the instances' requests and function calls and holds
 	// their functionCallsPerDay quota (tenant.Meter).
 	meter *tenant.Meter
+	// streams ends with CloseStreams: every subscription, event stream
+	// and WebSocket runs under it.
+	streams     context.Context
+	stopStreams context.CancelFunc
+	// conns counts the open subscription connections per instance
+	// (openConnection).
+	connsMu sync.Mutex
+	conns   map[string]int
 }
 
 // grantsTTL is how long a snapshot of an instance's grants serves before
@@ -86,6 +95,7 @@ const meterInterval = 2 * time.Second
 // and the accounts service; schemas are compiled with cfg's limits.
 func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts *auth.Accounts, log *zap.Logger, opts ...EngineOption) *Engine {
 	e := &Engine{cfg: cfg, store: st, instances: instances, accounts: accounts, log: log}
+	e.streams, e.stopStreams = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(e)
 	}
@@ -101,6 +111,43 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 		return e.meter.Forget(ctx, id)
 	})
 	return e
+}
+
+// CloseStreams ends every subscription: event streams complete and
+// WebSockets close with 1001 (going away). The server calls it when it
+// shuts down, since it waits for the requests in flight and a stream
+// never ends by itself.
+func (e *Engine) CloseStreams() { e.stopStreams() }
+
+// openConnection counts a subscription connection (an event stream, a
+// WebSocket) of inst, refused with SUBSCRIPTION_LIMIT when the instance
+// has as many open in this process as its setting subscriptionConnections
+// allows. Call release once when the connection ends.
+func (e *Engine) openConnection(inst *tenant.Instance) (release func(), err error) {
+	limit := inst.Settings.SubscriptionConnections
+	if limit <= 0 {
+		limit = tenant.DefaultSubscriptionConnections
+	}
+	e.connsMu.Lock()
+	defer e.connsMu.Unlock()
+	if e.conns[inst.ID] >= limit {
+		return nil, errcode.New(errcode.SubscriptionLimit,
+			"the instance has %d subscription connections open, the most its setting subscriptionConnections allows: close one first", limit)
+	}
+	if e.conns == nil {
+		e.conns = map[string]int{}
+	}
+	e.conns[inst.ID]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.connsMu.Lock()
+			defer e.connsMu.Unlock()
+			if e.conns[inst.ID]--; e.conns[inst.ID] <= 0 {
+				delete(e.conns, inst.ID)
+			}
+		})
+	}, nil
 }
 
 // Meter returns the meter of the instances' requests and function calls
@@ -137,10 +184,9 @@ func (e *Engine) SchemaCount() int { return e.schemas.count() }
 // fail Open: the request answers UNAUTHENTICATED when it runs anything
 // but login and loginByEmail (Env.Unauthenticated).
 func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization, clientIP string) (Env, error) {
-	if err := e.limiter.admit(inst); err != nil {
+	if err := e.admit(inst); err != nil {
 		return Env{}, err
 	}
-	e.meter.Request(inst.ID)
 	p, err := e.accounts.Authenticate(ctx, e.store, keysOf(inst), authorization)
 	var refused error
 	if err != nil {
@@ -161,6 +207,17 @@ func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization,
 		return Env{}, err
 	}
 	return env, nil
+}
+
+// admit counts one request of inst against its rate limit (429
+// RATE_LIMITED over it) and its meter. Open does it for every request;
+// a WebSocket for each operation it starts.
+func (e *Engine) admit(inst *tenant.Instance) error {
+	if err := e.limiter.admit(inst); err != nil {
+		return err
+	}
+	e.meter.Request(inst.ID)
+	return nil
 }
 
 // env returns the environment of a request for inst by p, loading the

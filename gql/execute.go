@@ -8,6 +8,7 @@ import (
 
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/gqlerrors"
+	"github.com/graphql-go/graphql/language/ast"
 	"github.com/graphql-go/graphql/language/parser"
 	"github.com/graphql-go/graphql/language/source"
 	"go.uber.org/zap"
@@ -66,6 +67,9 @@ func (s *Schema) Run(ctx context.Context, env Env, log *zap.Logger, req Request)
 	}
 	if err := checkLimits(doc.ast, req.Variables, s.cfg); err != nil {
 		return documentErrors([]error{err})
+	}
+	if op := operation(doc.ast, req.OperationName); op != nil && op.Operation == ast.OperationTypeSubscription {
+		return documentErrors([]error{errSubscriptionTransport})
 	}
 	if env.authErr != nil && !onlyLogins(doc.ast, req.OperationName) {
 		status, body := errcode.Body(env.authErr)

@@ -23,11 +23,20 @@ type Handler struct {
 func NewHandler(engine *Engine) *Handler { return &Handler{engine: engine} }
 
 // Register mounts POST and GET /graphql on e, behind the instances' CORS
-// policy and Engine.Resolve, and OPTIONS for preflights (no token).
+// policy and Engine.Resolve, and OPTIONS for preflights (no token); a GET
+// that upgrades to a WebSocket runs subscriptions (websocket.go).
 func (h *Handler) Register(e *echo.Echo) {
 	cors, preflight := h.engine.CORS("GET, POST, OPTIONS")
 	e.POST("/graphql", h.Serve, cors, h.engine.Resolve)
-	e.GET("/graphql", h.Serve, cors, h.engine.Resolve)
+	get := cors(h.engine.Resolve(h.Serve))
+	e.GET("/graphql", func(c echo.Context) error {
+		// A WebSocket names its instance and caller in its
+		// connection_init (websocket.go).
+		if isWebSocket(c.Request()) {
+			return h.serveWebSocket(c)
+		}
+		return get(c)
+	})
 	e.OPTIONS("/graphql", preflight)
 }
 
@@ -43,6 +52,9 @@ func (h *Handler) Serve(c echo.Context) error {
 	env, ok := EnvFrom(ctx)
 	if !ok {
 		return errcode.Write(c, errcode.New(errcode.Internal, "internal error"))
+	}
+	if wantsEventStream(c.Request()) && IsSubscription(env.Schema, req) {
+		return h.serveSSE(c, env, req)
 	}
 	if c.Request().Method == http.MethodGet && isMutation(env.Schema, req) {
 		return errcode.Write(c, errcode.New(errcode.BadRequest, "mutations need POST"))

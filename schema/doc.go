@@ -44,8 +44,9 @@
 //     or redefined.
 //
 // Not supported, refused with a message saying so: interface, union,
-// implements, type Subscription, schema { … } and extend schema, directive
-// extensions, and directives other than the built-in ones.
+// implements, type Subscription (the subscription root is built in, gql),
+// schema { … } and extend schema, directive extensions, and directives
+// other than the built-in ones.
 //
 // # Reserved type names
 //

@@ -302,7 +302,7 @@ func (b *builder) supported(def *ast.Definition, extend string) bool {
 	case def.Kind == ast.Union:
 		b.errs.at(def.Position, "%sunion %s: unions are not supported", extend, def.Name)
 	case def.Kind == ast.Object && def.Name == "Subscription":
-		b.errs.at(def.Position, "%stype Subscription: subscriptions are not supported", extend)
+		b.errs.at(def.Position, "%stype Subscription: subscriptions are built in (Subscription.subscribe); a schema cannot declare its own Subscription fields for now", extend)
 	case len(def.Interfaces) > 0:
 		b.errs.at(def.Position, "type %s implements %s: interfaces are not supported", def.Name, strings.Join(def.Interfaces, " & "))
 	default:

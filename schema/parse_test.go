@@ -246,7 +246,7 @@ func TestParseErrors(t *testing.T) {
 		{"input field given twice", "input I { a: Int a: String }",
 			Errors{{1, 18, "input field I.a is already defined at 1:11"}}},
 		{"subscription", "type Subscription { a: Int }",
-			Errors{{1, 6, "type Subscription: subscriptions are not supported"}}},
+			Errors{{1, 6, "type Subscription: subscriptions are built in (Subscription.subscribe); a schema cannot declare its own Subscription fields for now"}}},
 		{"interface", "interface Node { id: ID }",
 			Errors{{1, 11, "interface Node: interfaces are not supported"}}},
 		{"implements", "type Book implements Node { id: ID }",

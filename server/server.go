@@ -115,6 +115,9 @@ func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Directory, 
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          errorLog,
 	}
+	// Subscriptions never end by themselves: a shutdown ends them, so
+	// that the drain waits only for ordinary requests.
+	s.http.RegisterOnShutdown(engine.CloseStreams)
 	return s
 }
 
@@ -154,7 +157,8 @@ func (s *Server) routes() {
 
 // deadline gives every request but the image registry's a context that
 // ends after d (none when d is 0); a request that ran past it answers 504
-// TIMEOUT unless its answer was already on its way.
+// TIMEOUT unless its answer was already on its way. Subscriptions are
+// not bounded by it (gql.WithStreamContext).
 func (s *Server) deadline(d time.Duration) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -163,6 +167,9 @@ func (s *Server) deadline(d time.Duration) echo.MiddlewareFunc {
 			}
 			ctx, cancel := context.WithTimeout(c.Request().Context(), d)
 			defer cancel()
+			// An event stream stays open as long as its client keeps it
+			// (a WebSocket runs on its own context once upgraded).
+			ctx = gql.WithStreamContext(ctx, c.Request().Context())
 			c.SetRequest(c.Request().WithContext(ctx))
 			err := next(c)
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) && !c.Response().Committed {

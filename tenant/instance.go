@@ -63,7 +63,18 @@ type Settings struct {
 	// Quota bounds the instance's records, their bytes and its function
 	// calls per day (quota.go); the zero Quota bounds nothing.
 	Quota Quota `json:"quota"`
+	// SubscriptionConnections bounds the instance's open subscription
+	// connections (event streams and WebSockets) in each process; 0:
+	// DefaultSubscriptionConnections.
+	SubscriptionConnections int `json:"subscriptionConnections"`
 }
+
+// DefaultSubscriptionConnections is the bound of an instance's open
+// subscription connections per process when its setting has none.
+const DefaultSubscriptionConnections = 1000
+
+// maxSubscriptionConnections bounds Settings.SubscriptionConnections.
+const maxSubscriptionConnections = 1_000_000
 
 // RateLimit is a token bucket: RequestsPerSecond on average, up to Burst
 // at once.
@@ -73,13 +84,17 @@ type RateLimit struct {
 }
 
 // checkShares checks the settings that bound the instance's share of the
-// server: rateLimit, functionConcurrency, functionMemory and quota.
+// server: rateLimit, functionConcurrency, functionMemory, quota and
+// subscriptionConnections.
 func (s Settings) checkShares() error {
 	if s.FunctionConcurrency < 0 || s.FunctionConcurrency > maxFunctionConcurrency {
 		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "functionConcurrency must be between 0 (a quarter of the server's bound) and %d", maxFunctionConcurrency)
 	}
 	if s.FunctionMemory != 0 && (s.FunctionMemory < minFunctionMemory || s.FunctionMemory > maxFunctionMemory) {
 		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "functionMemory must be 0 (the server's default) or between %d (8 MiB) and %d (64 GiB) bytes", minFunctionMemory, int64(maxFunctionMemory))
+	}
+	if s.SubscriptionConnections < 0 || s.SubscriptionConnections > maxSubscriptionConnections {
+		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "subscriptionConnections must be between 0 (the default, %d) and %d", DefaultSubscriptionConnections, maxSubscriptionConnections)
 	}
 	if err := s.Quota.Check(); err != nil {
 		return err

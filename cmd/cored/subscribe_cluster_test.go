@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/corehq/core/store/mongo/mongotest"
+)
+
+// TestSubscriptionsAcrossProcesses: two cored processes on one MongoDB
+// (the MongoDB-wire test server); a subscriber connected to b, over SSE
+// and over a graphql-transport-ws WebSocket, receives in order the events
+// of writes made through a, by GraphQL and by REST. The delivery time is
+// logged, not asserted (the feed's poller runs every 50 ms).
+func TestSubscriptionsAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	uri, db := mongotest.Database(t)
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + db
+	a := startCored(t, u.String())
+	var token string
+	deadline := time.Now().Add(30 * time.Second) // generous: progress is what counts
+	for token == "" {
+		if ts := a.tokens(); len(ts) > 0 {
+			token = ts[0]
+		} else if time.Now().After(deadline) {
+			t.Fatal("no admin token shown")
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	b := startCored(t, u.String())
+	admin := map[string]string{"authorization": token}
+	if st, body := a.call(t, "PUT", "/admin/v1/apps/shop/releases/v1", admin, map[string]any{"schema": `type Book { title: String }`}); st != 201 && st != 200 {
+		t.Fatalf("release: %d %v", st, body)
+	}
+	st, body := a.call(t, "POST", "/admin/v1/instances", admin, map[string]any{"domain": "shop.test", "app": "shop", "release": "v1"})
+	if st != 201 {
+		t.Fatalf("instance: %d %v", st, body)
+	}
+	instToken := body["token"].(string)
+	inst := map[string]string{"core-domain": "shop.test", "authorization": instToken}
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		if st, _ := b.call(t, "POST", "/graphql", inst, map[string]any{"query": `{ __typename }`}); st == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("b never served the instance")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	guard, stop := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard only
+	defer stop()
+	const sub = `subscription { subscribe(type: Book) { op id node { ... on Book { title } } } }`
+	q, _ := json.Marshal(map[string]any{"query": sub})
+	req, _ := http.NewRequestWithContext(guard, http.MethodPost, "http://"+b.addr+"/graphql", bytes.NewReader(q))
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("accept", "text/event-stream")
+	for k, v := range inst {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("SSE subscribe on b: %d", resp.StatusCode)
+	}
+	sse := bufio.NewReader(resp.Body)
+	// nextSSE returns the next event's id and its change.
+	nextSSE := func() (string, map[string]any) {
+		var id string
+		for {
+			line, err := sse.ReadString('\n')
+			if err != nil {
+				t.Fatalf("b's event stream: %v", err)
+			}
+			if v, ok := strings.CutPrefix(line, "id: "); ok {
+				id = strings.TrimSpace(v)
+			}
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				var ev map[string]any
+				if err := json.Unmarshal([]byte(data), &ev); err != nil {
+					t.Fatal(err)
+				}
+				ch, _ := ev["data"].(map[string]any)["subscribe"].(map[string]any)
+				if ch == nil {
+					t.Fatalf("b's event: %s", data)
+				}
+				return id, ch
+			}
+		}
+	}
+
+	conn, _, err := websocket.Dial(guard, "ws://"+b.addr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	send := func(m map[string]any) {
+		msg, _ := json.Marshal(m)
+		if err := conn.Write(guard, websocket.MessageText, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() map[string]any {
+		_, msg, err := conn.Read(guard)
+		if err != nil {
+			t.Fatalf("b's WebSocket: %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(msg, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	send(map[string]any{"type": "connection_init", "payload": map[string]any{"core-domain": "shop.test", "authorization": instToken}})
+	if m := read(); m["type"] != "connection_ack" {
+		t.Fatalf("connection_init: %v", m)
+	}
+	// The WebSocket resumes after the cursor of a first write, seen on
+	// the stream, so that it misses nothing however late b starts it.
+	start := time.Now()
+	a.call(t, "POST", "/graphql", inst, map[string]any{"query": `mutation { upsert(values: {Book: {core: {id: "b0"}, title: "zero"}}) { id } }`})
+	cursor, first := nextSSE()
+	t.Logf("a write through a reached the SSE subscriber on b after %v", time.Since(start))
+	if first["op"] != "CREATED" || first["id"] != "b0" || cursor == "" {
+		t.Fatalf("b's first event: %v (id %q)", first, cursor)
+	}
+	send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": `subscription($after: String) {
+		subscribe(type: Book, after: $after) { op id node { ... on Book { title } } } }`, "variables": map[string]any{"after": cursor}}})
+
+	if st, body := a.call(t, "POST", "/graphql", inst, map[string]any{"query": `mutation { upsert(values: {Book: {core: {id: "b1"}, title: "one"}}) { id } }`}); st != 200 {
+		t.Fatalf("GraphQL write on a: %d %v", st, body)
+	}
+	if st, body := a.call(t, "PUT", "/rest/v1/", inst, map[string]any{"values": map[string]any{"Book": map[string]any{"core": map[string]any{"id": "b1"}, "title": "two"}}}); st != 200 {
+		t.Fatalf("REST write on a: %d %v", st, body)
+	}
+	if st, body := a.call(t, "DELETE", "/rest/v1/Book/b0", inst, nil); st != 200 {
+		t.Fatalf("REST delete on a: %d %v", st, body)
+	}
+	want := []string{"CREATED b1", "UPDATED b1", "DELETED b0"}
+	var gotSSE, gotWS []string
+	for range want {
+		_, ch := nextSSE()
+		gotSSE = append(gotSSE, ch["op"].(string)+" "+ch["id"].(string))
+		m := read()
+		ch, _ = m["payload"].(map[string]any)["data"].(map[string]any)["subscribe"].(map[string]any)
+		if m["type"] != "next" || m["id"] != "1" || ch == nil {
+			t.Fatalf("b's WebSocket: %v", m)
+		}
+		gotWS = append(gotWS, ch["op"].(string)+" "+ch["id"].(string))
+	}
+	if strings.Join(gotSSE, ",") != strings.Join(want, ",") || strings.Join(gotWS, ",") != strings.Join(want, ",") {
+		t.Errorf("events on b: SSE %v, WebSocket %v, want %v", gotSSE, gotWS, want)
+	}
+}

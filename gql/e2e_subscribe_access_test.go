@@ -1,0 +1,178 @@
+package gql_test
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/gql"
+	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/bolt"
+	"github.com/corehq/core/tenant"
+)
+
+const bookChanges = `subscription { subscribe(type: Book) { op id node { ... on Book { title } } } }`
+
+// An account sees the events of the records it may read when each event
+// is delivered: its own (the owner rule), and another's while a grant
+// allows it; never the rest. Order shows what was left out: an event the
+// subscriber must not see is followed by one it must, which arrives next.
+func TestSubscriptionsSeeOnlyReadableRecords(t *testing.T) {
+	t.Parallel()
+	admin := newBookstore(t)
+	admin.newAccount("ada", "", "correct horse battery")
+	bobID := admin.newAccount("bob", "", "correct horse battery")
+	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	bobs := bob.sse(bookChanges, nil, nil)
+	adas := ada.sse(bookChanges, nil, nil)
+
+	a1 := ada.books("a1")[0]
+	b1 := bob.books("b1")[0]
+	got, _ := bobs.change()
+	wantChange(t, "bob's first event", got, change{Op: "CREATED", ID: b1, Changed: []string{}, Node: map[string]any{"title": "b1"}})
+	got, _ = adas.change()
+	wantChange(t, "ada's first event", got, change{Op: "CREATED", ID: a1, Changed: []string{}, Node: map[string]any{"title": "a1"}})
+
+	// A grant to bob on a1: its changes reach him from then on.
+	grant := ada.grant(map[string]any{"resource": a1, "resourceType": "Book", "operationType": "Query", "operation": "get",
+		"permissionType": "RBP", "members": members(bobID)})
+	ada.upsertOne("Book", map[string]any{"core": map[string]any{"id": a1}, "title": "a1 shared"})
+	got, _ = bobs.change()
+	wantChange(t, "a1 shared with bob", got, change{Op: "UPDATED", ID: a1, Changed: []string{}, Node: map[string]any{"title": "a1 shared"}})
+
+	// Revoked: no more events of a1 for bob, while ada, its owner, still
+	// sees them.
+	ada.data(`mutation($q: String!) { delete(type: AccessRight, arcql: $q) }`, map[string]any{"q": `core.id = "` + grant + `"`})
+	ada.upsertOne("Book", map[string]any{"core": map[string]any{"id": a1}, "title": "a1 private"})
+	for _, title := range []string{"a1 shared", "a1 private"} {
+		got, _ = adas.change()
+		if got.Op != "UPDATED" || got.ID != a1 {
+			t.Fatalf("ada's event after %q: %+v, want UPDATED %s", title, got, a1)
+		}
+	}
+	b2 := bob.books("b2")[0]
+	got, _ = bobs.change()
+	wantChange(t, "bob after the revocation", got, change{Op: "CREATED", ID: b2, Changed: []string{}, Node: map[string]any{"title": "b2"}})
+}
+
+// openEnv opens a request's environment for the instance books.test as
+// the caller with token, as the /graphql door does.
+func openEnv(t *testing.T, env *servertest.Env, token string) gql.Env {
+	t.Helper()
+	inst, err := env.Directory.Resolve([]string{"books.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	genv, err := env.Engine.Open(context.Background(), inst, token, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return genv
+}
+
+// A subscriber that does not take its events is cut off once its queue
+// is full, with an error saying so; it never holds more.
+func TestSlowSubscriberIsCutOff(t *testing.T) {
+	t.Parallel()
+	cfg := gql.DefaultConfig()
+	cfg.SubscriptionQueue = 2
+	env := servertest.Start(t, servertest.WithGQLConfig(cfg))
+	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	c := &client{t: t, env: env, domain: "books.test", token: token}
+	st, res := env.Engine.Subscribe(context.Background(), openEnv(t, env, token), gql.Request{Query: bookChanges}, "")
+	if res != nil {
+		t.Fatalf("subscribe: %+v", res.Errors)
+	}
+	defer st.Close()
+	c.books("1", "2", "3") // one write, three changes
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	select {
+	case <-st.Done():
+	case <-ctx.Done():
+		t.Fatal("the subscription was not cut off")
+	}
+	n := 0
+	for range st.Events() {
+		n++
+	}
+	if n != 2 {
+		t.Errorf("%d events waited, want the queue's 2", n)
+	}
+	if e := errcode.As(st.Err()); e.Code != errcode.SubscriptionLimit {
+		t.Errorf("ended with %v, want SUBSCRIPTION_LIMIT", st.Err())
+	}
+}
+
+// A cursor older than the retained changes is refused with HISTORY_GONE,
+// before the stream opens.
+func TestSubscriptionHistoryGone(t *testing.T) {
+	t.Parallel()
+	cfg := bolt.DefaultConfig()
+	cfg.NoSync = true
+	cfg.Retention = store.Retention{Count: 1}
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "core.db"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	env := servertest.Start(t, servertest.WithStore(st))
+	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	c := &client{t: t, env: env, domain: "books.test", token: token}
+	s := c.sse(bookChanges, nil, nil)
+	c.books("1")
+	_, cursor := s.change()
+	c.books("2")
+	c.books("3")
+	resp, cancel := c.sseRequest(bookChanges, nil, map[string]string{"Last-Event-ID": cursor})
+	defer cancel()
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusGone {
+		t.Fatalf("status %d, want 410", resp.StatusCode)
+	}
+	_, res := env.Engine.Subscribe(context.Background(), openEnv(t, env, token), gql.Request{Query: bookChanges}, cursor)
+	if res == nil || len(res.Errors) == 0 || res.Errors[0].Extensions["code"] != string(errcode.HistoryGone) {
+		t.Fatalf("subscribe after a trimmed cursor: %+v", res)
+	}
+}
+
+// A session that logs out has its subscriptions ended with
+// UNAUTHENTICATED (checked every SessionCheck, short here); the instance
+// token's go on.
+func TestLogoutEndsSubscriptions(t *testing.T) {
+	t.Parallel()
+	cfg := gql.DefaultConfig()
+	cfg.SessionCheck = 20 * time.Millisecond
+	env := servertest.Start(t, servertest.WithGQLConfig(cfg))
+	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	admin := &client{t: t, env: env, domain: "books.test", token: token}
+	admin.newAccount("ada", "", "correct horse battery")
+	ada := admin.login("ada", "correct horse battery")
+	adas := ada.sse(bookChanges, nil, nil)
+	admins := admin.sse(bookChanges, nil, nil)
+	w := ada.dial("graphql-transport-ws", nil)
+	w.init(ada)
+	w.send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": bookChanges}})
+
+	ada.data(`mutation { logout }`, nil)
+	ev := adas.next()
+	if ev.event != "next" || path(ev.data, "errors", 0, "extensions", "code") != "UNAUTHENTICATED" {
+		t.Fatalf("after the logout, ada's stream sent %s %s, want an UNAUTHENTICATED error", ev.event, dump(ev.data))
+	}
+	if ev := adas.next(); ev.event != "complete" {
+		t.Fatalf("after the error, %s, want complete", ev.event)
+	}
+	if m := w.expect("error", "1"); path(m, "payload", 0, "extensions", "code") != "UNAUTHENTICATED" {
+		t.Fatalf("after the logout, ada's WebSocket subscription: %s", dump(m))
+	}
+	id := admin.books("after")[0]
+	got, _ := admins.change()
+	wantChange(t, "the instance token's subscription", got, change{Op: "CREATED", ID: id, Changed: []string{}, Node: map[string]any{"title": "after"}})
+}

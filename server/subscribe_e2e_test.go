@@ -1,0 +1,206 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/corehq/core/server"
+	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/mongo"
+	"github.com/corehq/core/store/mongo/mongotest"
+	"github.com/corehq/core/tenant"
+)
+
+// A shutdown ends the subscriptions instead of waiting for them: the
+// event stream completes, the WebSocket closes with 1001, and Serve
+// drains at once although its shutdown time-out is an hour.
+func TestShutdownEndsSubscriptions(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t, servertest.WithConfig(func(c *server.Config) { c.ShutdownTimeout = time.Hour }))
+	env.PutRelease("bookstore", "v1", bookstoreSDL)
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- env.Server.Serve(ctx, ln) }()
+	guard, stop := context.WithTimeout(context.Background(), 30*time.Second) // a hang guard only
+	defer stop()
+	base := "http://" + ln.Addr().String() + "/graphql"
+	sub := `subscription { subscribe(type: Book) { id } }`
+
+	body, _ := json.Marshal(map[string]any{"query": sub})
+	req, _ := http.NewRequestWithContext(guard, http.MethodPost, base, strings.NewReader(string(body)))
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("accept", "text/event-stream")
+	req.Header.Set(tenant.Header, "books.test")
+	req.Header.Set("authorization", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("event stream: status %d", resp.StatusCode)
+	}
+
+	conn, _, err := websocket.Dial(guard, "ws://"+ln.Addr().String()+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	init, _ := json.Marshal(map[string]any{"type": "connection_init", "payload": map[string]any{tenant.Header: "books.test", "authorization": token}})
+	if err := conn.Write(guard, websocket.MessageText, init); err != nil {
+		t.Fatal(err)
+	}
+	if _, ack, err := conn.Read(guard); err != nil || !strings.Contains(string(ack), "connection_ack") {
+		t.Fatalf("connection_init: %s %v", ack, err)
+	}
+
+	cancel() // what SIGTERM does in cored
+	r := bufio.NewReader(resp.Body)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the event stream ended without complete: %v", err)
+		}
+		if line == "event: complete\n" {
+			break
+		}
+	}
+	_, _, err = conn.Read(guard)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway {
+		t.Errorf("the WebSocket ended with %v, want close 1001", err)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v, want a complete drain", err)
+		}
+	case <-guard.Done():
+		t.Fatal("Serve still drains: the subscriptions held it")
+	}
+}
+
+// Two servers on one MongoDB database, each with its own store handle
+// (and change-feed poller), as two cored processes: a subscriber on one
+// receives, in order, the events of writes made through the other, by
+// GraphQL and by REST.
+func TestSubscriptionsAcrossServers(t *testing.T) {
+	t.Parallel()
+	uri, db := mongotest.Database(t)
+	open := func() store.Store {
+		st, err := mongo.Open(context.Background(), mongotest.Config(uri, db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	writer := servertest.Start(t, servertest.WithStore(open()))
+	reader := servertest.Start(t, servertest.WithStore(open()))
+	writer.PutRelease("bookstore", "v1", bookstoreSDL)
+	token := writer.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	if _, err := reader.Directory.Refresh(context.Background()); err != nil { // what its watch does every interval
+		t.Fatal(err)
+	}
+	guard, stop := context.WithTimeout(context.Background(), 30*time.Second) // a hang guard only
+	defer stop()
+	body, _ := json.Marshal(map[string]any{"query": `subscription { subscribe(type: Book) { op node { ... on Book { title } } } }`})
+	req, _ := http.NewRequestWithContext(guard, http.MethodPost, reader.URL+"/graphql", strings.NewReader(string(body)))
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("accept", "text/event-stream")
+	req.Header.Set(tenant.Header, "books.test")
+	req.Header.Set("authorization", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("subscribe on the reader: status %d", resp.StatusCode)
+	}
+	h := map[string]string{tenant.Header: "books.test", "authorization": token}
+	if status, out := writer.GraphQL("books.test", token, `mutation { upsert(values: {Book: {core: {id: "b1"}, title: "one"}}) { id } }`, nil); status != http.StatusOK {
+		t.Fatalf("write: %d %v", status, out)
+	}
+	if status, out := writer.Do(http.MethodPut, "/rest/v1/", h, map[string]any{"values": map[string]any{"Book": map[string]any{"core": map[string]any{"id": "b1"}, "title": "two"}}}); status != http.StatusOK {
+		t.Fatalf("write: %d %v", status, out)
+	}
+	r := bufio.NewReader(resp.Body)
+	var got []string
+	for len(got) < 2 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the reader's stream after %v: %v", got, err)
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var ev map[string]any
+			if err := json.Unmarshal([]byte(data), &ev); err != nil {
+				t.Fatal(err)
+			}
+			s, _ := ev["data"].(map[string]any)["subscribe"].(map[string]any)
+			got = append(got, s["op"].(string))
+		}
+	}
+	if got[0] != "CREATED" || got[1] != "UPDATED" {
+		t.Errorf("events on the reader: %v, want CREATED then UPDATED", got)
+	}
+}
+
+// An event stream outlives the request time-out that bounds queries: it
+// delivers a write made after the time-out has passed.
+func TestEventStreamOutlivesRequestTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 3 * time.Second
+	env := servertest.Start(t, servertest.WithConfig(func(c *server.Config) { c.RequestTimeout = timeout }))
+	env.PutRelease("bookstore", "v1", bookstoreSDL)
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	guard, stop := context.WithTimeout(context.Background(), 30*time.Second) // a hang guard only
+	defer stop()
+	body, _ := json.Marshal(map[string]any{"query": `subscription { subscribe(type: Book) { op } }`})
+	req, _ := http.NewRequestWithContext(guard, http.MethodPost, env.URL+"/graphql", strings.NewReader(string(body)))
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("accept", "text/event-stream")
+	req.Header.Set(tenant.Header, "books.test")
+	req.Header.Set("authorization", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("subscribe: status %d", resp.StatusCode)
+	}
+	time.Sleep(timeout + 500*time.Millisecond) // past the request time-out: nothing to wait for
+	if status, out := env.GraphQL("books.test", token, `mutation { upsert(values: {Book: {title: "late"}}) { id } }`, nil); status != http.StatusOK {
+		t.Fatalf("write: %d %v", status, out)
+	}
+	r := bufio.NewReader(resp.Body)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended: %v", err)
+		}
+		if strings.HasPrefix(line, "data: ") {
+			if !strings.Contains(line, `"op":"CREATED"`) {
+				t.Fatalf("event %s, want the CREATED", line)
+			}
+			return
+		}
+	}
+}
