@@ -63,8 +63,10 @@ func TestFunctionFairShare(t *testing.T) {
 	go ask(tokA, "quick")
 	waitFor("a's quick waiting", 2)
 	for range 2 {
-		if a := <-answers; strings.HasPrefix(a, "quick") && !strings.Contains(a, "done") && !strings.Contains(a, "functionConcurrency") {
-			t.Errorf("a's waiting call: %s, want its answer after the spin, or the share named", a)
+		// Its deadline comes soon after the spin's: it may get the slot
+		// with too little time left and time out, which is waiting too.
+		if a := <-answers; strings.HasPrefix(a, "quick") && !strings.Contains(a, "done") && !strings.Contains(a, "functionConcurrency") && !strings.Contains(a, "TIMEOUT") {
+			t.Errorf("a's waiting call: %s, want its answer after the spin, the share named, or a time-out", a)
 		}
 	}
 }
