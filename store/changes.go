@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"sort"
@@ -273,6 +274,32 @@ func (w *Waiters) Add(inst string, after uint64) (<-chan struct{}, func()) {
 		}
 		if len(ws.afters) == 0 && w.m[inst] == ws {
 			delete(w.m, inst)
+		}
+	}
+}
+
+// Wait is Store.Wait over these waiters: it registers, then reads the
+// instance's newest change with last (so a commit between the two still
+// wakes it), and waits for a wake-up until there is a change after
+// after, ctx ends or closed closes (then closedErr).
+func (w *Waiters) Wait(ctx context.Context, inst string, after uint64, last func(context.Context, string) (uint64, error),
+	closed <-chan struct{}, closedErr error) (uint64, error) {
+	for {
+		ch, done := w.Add(inst, after)
+		newest, err := last(ctx, inst)
+		if err != nil || newest > after {
+			done()
+			return newest, err
+		}
+		select {
+		case <-ch:
+			done()
+		case <-ctx.Done():
+			done()
+			return 0, ctx.Err()
+		case <-closed:
+			done()
+			return 0, closedErr
 		}
 	}
 }

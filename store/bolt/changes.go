@@ -149,24 +149,7 @@ func (s *Store) LastChange(ctx context.Context, inst string) (uint64, error) {
 // committed; a waiter registers before it reads LastChange, so a commit
 // between the two still wakes it.
 func (s *Store) Wait(ctx context.Context, inst string, after uint64) (uint64, error) {
-	for {
-		ch, done := s.feed.Add(inst, after)
-		last, err := s.LastChange(ctx, inst)
-		if err != nil || last > after {
-			done()
-			return last, err
-		}
-		select {
-		case <-ch:
-			done()
-		case <-ctx.Done():
-			done()
-			return 0, ctx.Err()
-		case <-s.closed:
-			done()
-			return 0, fmt.Errorf("bolt: %w", store.ErrUnavailable)
-		}
-	}
+	return s.feed.Wait(ctx, inst, after, s.LastChange, s.closed, fmt.Errorf("bolt: %w", store.ErrUnavailable))
 }
 
 // changesBucket is the instance's feed bucket, or nil.

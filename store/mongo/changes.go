@@ -218,24 +218,7 @@ func (s *Store) Wait(ctx context.Context, inst string, after uint64) (uint64, er
 	if err := checkName("instance", inst); err != nil {
 		return 0, err
 	}
-	for {
-		ch, done := s.feed.Add(inst, after)
-		last, err := s.LastChange(ctx, inst)
-		if err != nil || last > after {
-			done()
-			return last, err
-		}
-		select {
-		case <-ch:
-			done()
-		case <-ctx.Done():
-			done()
-			return 0, ctx.Err()
-		case <-s.stop:
-			done()
-			return 0, fmt.Errorf("mongo: store closed: %w", store.ErrUnavailable)
-		}
-	}
+	return s.feed.Wait(ctx, inst, after, s.LastChange, s.stop, fmt.Errorf("mongo: store closed: %w", store.ErrUnavailable))
 }
 
 // pollChanges is the poller goroutine (see above); it ends when the store
