@@ -40,16 +40,17 @@ type processPool struct {
 	mu    sync.Mutex
 	idle  []*process // most recently used last
 	done  bool
-	stop  chan struct{}
+	stop  context.CancelFunc // ends the reaper
 	wg    sync.WaitGroup
 }
 
 func newProcessPool(size int) *processPool {
-	pp := &processPool{slots: make(chan struct{}, size), stop: make(chan struct{})}
+	ctx, stop := context.WithCancel(context.Background())
+	pp := &processPool{slots: make(chan struct{}, size), stop: stop}
 	pp.wg.Add(1)
 	go func() {
 		defer pp.wg.Done()
-		periodic.Run(stopContext(pp.stop), workerIdle/4, pp.reap, nil)
+		periodic.Run(ctx, workerIdle/4, pp.reap, nil)
 	}()
 	return pp
 }
@@ -165,21 +166,11 @@ func (pp *processPool) close() {
 	idle := pp.idle
 	pp.idle = nil
 	pp.mu.Unlock()
-	close(pp.stop)
+	pp.stop()
 	pp.wg.Wait()
 	for _, p := range idle {
 		p.close()
 	}
-}
-
-// stopContext is a context that ends when stop closes.
-func stopContext(stop <-chan struct{}) context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-stop
-		cancel()
-	}()
-	return ctx
 }
 
 // process is the service's end of a worker process. Its frames are read

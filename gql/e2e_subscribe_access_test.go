@@ -12,6 +12,7 @@ import (
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/bolt"
+	"github.com/corehq/core/store/bolt/bolttest"
 	"github.com/corehq/core/tenant"
 )
 
@@ -113,13 +114,7 @@ func TestSlowSubscriberIsCutOff(t *testing.T) {
 // before the stream opens.
 func TestSubscriptionHistoryGone(t *testing.T) {
 	t.Parallel()
-	cfg := bolt.DefaultConfig()
-	cfg.NoSync = true
-	cfg.Retention = store.Retention{Count: 1}
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "core.db"), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := bolttest.OpenAt(t, filepath.Join(t.TempDir(), "core.db"), func(c *bolt.Config) { c.Retention = store.Retention{Count: 1} })
 	t.Cleanup(func() { st.Close() })
 	env := servertest.Start(t, servertest.WithStore(st))
 	env.PutRelease("bookstore", "v1", bookstoreSDL(t))

@@ -42,20 +42,7 @@ func TestShutdownEndsSubscriptions(t *testing.T) {
 	base := "http://" + ln.Addr().String() + "/graphql"
 	sub := `subscription { subscribe(type: Book) { id } }`
 
-	body, _ := json.Marshal(map[string]any{"query": sub})
-	req, _ := http.NewRequestWithContext(guard, http.MethodPost, base, strings.NewReader(string(body)))
-	req.Header.Set("content-type", "application/json")
-	req.Header.Set("accept", "text/event-stream")
-	req.Header.Set(tenant.Header, "books.test")
-	req.Header.Set("authorization", token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("event stream: status %d", resp.StatusCode)
-	}
+	resp := openEventStream(t, guard, base, token, sub)
 
 	conn, _, err := websocket.Dial(guard, "ws://"+ln.Addr().String()+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
 	if err != nil {
@@ -120,20 +107,7 @@ func TestSubscriptionsAcrossServers(t *testing.T) {
 	}
 	guard, stop := context.WithTimeout(context.Background(), 30*time.Second) // a hang guard only
 	defer stop()
-	body, _ := json.Marshal(map[string]any{"query": `subscription { subscribe(type: Book) { op node { ... on Book { title } } } }`})
-	req, _ := http.NewRequestWithContext(guard, http.MethodPost, reader.URL+"/graphql", strings.NewReader(string(body)))
-	req.Header.Set("content-type", "application/json")
-	req.Header.Set("accept", "text/event-stream")
-	req.Header.Set(tenant.Header, "books.test")
-	req.Header.Set("authorization", token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("subscribe on the reader: status %d", resp.StatusCode)
-	}
+	resp := openEventStream(t, guard, reader.URL+"/graphql", token, `subscription { subscribe(type: Book) { op node { ... on Book { title } } } }`)
 	h := map[string]string{tenant.Header: "books.test", "authorization": token}
 	if status, out := writer.GraphQL("books.test", token, `mutation { upsert(values: {Book: {core: {id: "b1"}, title: "one"}}) { id } }`, nil); status != http.StatusOK {
 		t.Fatalf("write: %d %v", status, out)
@@ -172,20 +146,7 @@ func TestEventStreamOutlivesRequestTimeout(t *testing.T) {
 	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
 	guard, stop := context.WithTimeout(context.Background(), 30*time.Second) // a hang guard only
 	defer stop()
-	body, _ := json.Marshal(map[string]any{"query": `subscription { subscribe(type: Book) { op } }`})
-	req, _ := http.NewRequestWithContext(guard, http.MethodPost, env.URL+"/graphql", strings.NewReader(string(body)))
-	req.Header.Set("content-type", "application/json")
-	req.Header.Set("accept", "text/event-stream")
-	req.Header.Set(tenant.Header, "books.test")
-	req.Header.Set("authorization", token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("subscribe: status %d", resp.StatusCode)
-	}
+	resp := openEventStream(t, guard, env.URL+"/graphql", token, `subscription { subscribe(type: Book) { op } }`)
 	time.Sleep(timeout + 500*time.Millisecond) // past the request time-out: nothing to wait for
 	if status, out := env.GraphQL("books.test", token, `mutation { upsert(values: {Book: {title: "late"}}) { id } }`, nil); status != http.StatusOK {
 		t.Fatalf("write: %d %v", status, out)
@@ -203,4 +164,26 @@ func TestEventStreamOutlivesRequestTimeout(t *testing.T) {
 			return
 		}
 	}
+}
+
+// openEventStream posts a subscription to the /graphql at url as an
+// event stream of books.test with token; the answer must be 200 (the
+// body is closed when the test ends).
+func openEventStream(t *testing.T, guard context.Context, url, token, query string) *http.Response {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	req, _ := http.NewRequestWithContext(guard, http.MethodPost, url, strings.NewReader(string(body)))
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("accept", "text/event-stream")
+	req.Header.Set(tenant.Header, "books.test")
+	req.Header.Set("authorization", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("subscribing over an event stream: status %d", resp.StatusCode)
+	}
+	return resp
 }

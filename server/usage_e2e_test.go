@@ -11,6 +11,7 @@ import (
 
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/store/bolt"
+	"github.com/corehq/core/store/bolt/bolttest"
 	"github.com/corehq/core/tenant"
 )
 
@@ -33,15 +34,7 @@ var usageFunctions = map[string]string{
 func TestUsage(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "core.db")
-	open := func() *bolt.Store {
-		cfg := bolt.DefaultConfig()
-		cfg.NoSync = true
-		st, err := bolt.Open(path, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	open := func() *bolt.Store { return bolttest.OpenAt(t, path, nil) }
 	st := open()
 	env := servertest.Start(t, servertest.WithStore(st))
 	env.PutRelease("use", "v1", usageSDL)
@@ -173,15 +166,7 @@ func TestFunctionCallsPerDay(t *testing.T) {
 	clock.Store(time.Date(2026, 3, 1, 23, 0, 0, 0, time.UTC).UnixNano())
 	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 	path := filepath.Join(t.TempDir(), "core.db")
-	open := func() *bolt.Store {
-		cfg := bolt.DefaultConfig()
-		cfg.NoSync = true
-		st, err := bolt.Open(path, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	open := func() *bolt.Store { return bolttest.OpenAt(t, path, nil) }
 	st := open()
 	env := servertest.Start(t, servertest.WithStore(st), servertest.WithMeterClock(now))
 	env.PutRelease("use", "v1", usageSDL)

@@ -204,47 +204,10 @@ func TestTwoProcessesStartTogether(t *testing.T) {
 // count half its limit) lock the account on both.
 func TestSharedLoginThrottle(t *testing.T) {
 	t.Parallel()
-	uri, db := mongotest.Database(t)
-	u, err := url.Parse(uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + db
-	a := startCored(t, u.String())
-	var token string
-	deadline := time.Now().Add(30 * time.Second) // generous: progress is what counts
-	for token == "" {
-		if ts := a.tokens(); len(ts) > 0 {
-			token = ts[0]
-		} else if time.Now().After(deadline) {
-			t.Fatal("no admin token shown")
-		} else {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	b := startCored(t, u.String())
-	admin := map[string]string{"authorization": token}
-	if st, body := a.call(t, "PUT", "/admin/v1/apps/shop/releases/v1", admin, map[string]any{"schema": `type Book { title: String }`}); st != 201 && st != 200 {
-		t.Fatalf("release: %d %v", st, body)
-	}
-	st, body := a.call(t, "POST", "/admin/v1/instances", admin, map[string]any{"domain": "shop.test", "app": "shop", "release": "v1"})
-	if st != 201 {
-		t.Fatalf("instance: %d %v", st, body)
-	}
-	inst := map[string]string{"core-domain": "shop.test", "authorization": body["token"].(string)}
+	a, b, inst := startPair(t)
 	login := func(p *coredProcess, pw string) (int, map[string]any) {
 		return p.call(t, "POST", "/graphql", map[string]string{"core-domain": "shop.test"},
 			map[string]any{"query": `query($p: String!) { login(username: "ada", password: $p) { sessionToken errorCode } }`, "variables": map[string]any{"p": pw}})
-	}
-	deadline = time.Now().Add(30 * time.Second)
-	for {
-		if st, _ := b.call(t, "POST", "/graphql", inst, map[string]any{"query": `{ __typename }`}); st == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("b never served the instance")
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	a.call(t, "POST", "/graphql", inst, map[string]any{"query": `mutation($v: AccountInput!) { createAccount(value: $v) { id } }`,
 		"variables": map[string]any{"v": map[string]any{"username": "ada", "password": map[string]any{"value": "correct horse battery"}}}})
@@ -258,5 +221,51 @@ func TestSharedLoginThrottle(t *testing.T) {
 		if st, body := login(p, "correct horse battery"); st != 429 {
 			t.Errorf("the right password on %s after 5 failures on each: %d %v, want 429", name, st, body)
 		}
+	}
+}
+
+// startPair starts two cored processes on one fresh database of the
+// MongoDB-wire test server, deploys app shop (type Book) on instance
+// shop.test through a, and waits until b serves it; inst holds the
+// instance's headers (core-domain and its token).
+func startPair(t *testing.T) (a, b *coredProcess, inst map[string]string) {
+	t.Helper()
+	uri, db := mongotest.Database(t)
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + db
+	a = startCored(t, u.String())
+	var token string
+	deadline := time.Now().Add(30 * time.Second) // generous: progress is what counts
+	for token == "" {
+		if ts := a.tokens(); len(ts) > 0 {
+			token = ts[0]
+		} else if time.Now().After(deadline) {
+			t.Fatal("no admin token shown")
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	b = startCored(t, u.String())
+	admin := map[string]string{"authorization": token}
+	if st, body := a.call(t, "PUT", "/admin/v1/apps/shop/releases/v1", admin, map[string]any{"schema": `type Book { title: String }`}); st != 201 && st != 200 {
+		t.Fatalf("release: %d %v", st, body)
+	}
+	st, body := a.call(t, "POST", "/admin/v1/instances", admin, map[string]any{"domain": "shop.test", "app": "shop", "release": "v1"})
+	if st != 201 {
+		t.Fatalf("instance: %d %v", st, body)
+	}
+	inst = map[string]string{"core-domain": "shop.test", "authorization": body["token"].(string)}
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		if st, _ := b.call(t, "POST", "/graphql", inst, map[string]any{"query": `{ __typename }`}); st == 200 {
+			return a, b, inst
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("b never served the instance")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

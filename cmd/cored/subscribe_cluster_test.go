@@ -6,14 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
-
-	"github.com/corehq/core/store/mongo/mongotest"
 )
 
 // TestSubscriptionsAcrossProcesses: two cored processes on one MongoDB
@@ -23,45 +20,8 @@ import (
 // logged, not asserted (the feed's poller runs every 50 ms).
 func TestSubscriptionsAcrossProcesses(t *testing.T) {
 	t.Parallel()
-	uri, db := mongotest.Database(t)
-	u, err := url.Parse(uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + db
-	a := startCored(t, u.String())
-	var token string
-	deadline := time.Now().Add(30 * time.Second) // generous: progress is what counts
-	for token == "" {
-		if ts := a.tokens(); len(ts) > 0 {
-			token = ts[0]
-		} else if time.Now().After(deadline) {
-			t.Fatal("no admin token shown")
-		} else {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	b := startCored(t, u.String())
-	admin := map[string]string{"authorization": token}
-	if st, body := a.call(t, "PUT", "/admin/v1/apps/shop/releases/v1", admin, map[string]any{"schema": `type Book { title: String }`}); st != 201 && st != 200 {
-		t.Fatalf("release: %d %v", st, body)
-	}
-	st, body := a.call(t, "POST", "/admin/v1/instances", admin, map[string]any{"domain": "shop.test", "app": "shop", "release": "v1"})
-	if st != 201 {
-		t.Fatalf("instance: %d %v", st, body)
-	}
-	instToken := body["token"].(string)
-	inst := map[string]string{"core-domain": "shop.test", "authorization": instToken}
-	deadline = time.Now().Add(30 * time.Second)
-	for {
-		if st, _ := b.call(t, "POST", "/graphql", inst, map[string]any{"query": `{ __typename }`}); st == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("b never served the instance")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	a, b, inst := startPair(t)
+	instToken := inst["authorization"]
 
 	guard, stop := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard only
 	defer stop()

@@ -14,16 +14,28 @@ import (
 // reports a failure to close.
 func Open(tb testing.TB) *bolt.Store {
 	tb.Helper()
-	cfg := bolt.DefaultConfig()
-	cfg.NoSync = true
-	st, err := bolt.Open(filepath.Join(tb.TempDir(), "core.db"), cfg)
-	if err != nil {
-		tb.Fatalf("bolttest: opening the store: %v", err)
-	}
+	st := OpenAt(tb, filepath.Join(tb.TempDir(), "core.db"), nil)
 	tb.Cleanup(func() {
 		if err := st.Close(); err != nil {
 			tb.Errorf("bolttest: closing the store: %v", err)
 		}
 	})
+	return st
+}
+
+// OpenAt opens the store in the file at path without fsync, its
+// configuration changed by change (nil: none). The caller closes it: a
+// test that restarts a server closes the store and opens the file again.
+func OpenAt(tb testing.TB, path string, change func(*bolt.Config)) *bolt.Store {
+	tb.Helper()
+	cfg := bolt.DefaultConfig()
+	cfg.NoSync = true
+	if change != nil {
+		change(&cfg)
+	}
+	st, err := bolt.Open(path, cfg)
+	if err != nil {
+		tb.Fatalf("bolttest: opening the store: %v", err)
+	}
 	return st
 }
