@@ -33,6 +33,11 @@ type Config struct {
 	// wait for a client that reads too slowly; past it the subscription
 	// ends with SUBSCRIPTION_LIMIT.
 	SubscriptionQueue int
+	// SubscriptionTail is how many of an instance's newest changes its
+	// subscribers' shared reader of the feed keeps in memory (feed.go): how
+	// far a subscriber may lag behind the newest change and still read
+	// from memory.
+	SubscriptionTail int
 	// SessionCheck is how often a subscription checks that its caller's
 	// token still holds (a logout, a disabled account, an expired
 	// session end it); 0: DefaultConfig's.
@@ -55,6 +60,7 @@ func DefaultConfig() Config {
 		MaxHopResults:     10_000,
 		MaxSubscriptions:  100,
 		SubscriptionQueue: 1000,
+		SubscriptionTail:  1024,
 		SessionCheck:      5 * time.Second,
 	}
 }

@@ -23,11 +23,11 @@ type client struct {
 	token  string
 }
 
-// newBookstore starts a server, deploys the bookstore schema and creates
-// one instance.
-func newBookstore(t *testing.T) *client {
+// newBookstore starts a server (with opts), deploys the bookstore schema
+// and creates one instance.
+func newBookstore(t *testing.T, opts ...servertest.Option) *client {
 	t.Helper()
-	env := servertest.Start(t)
+	env := servertest.Start(t, opts...)
 	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
 	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
 	return &client{t: t, env: env, domain: "books.test", token: token}

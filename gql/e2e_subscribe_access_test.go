@@ -81,10 +81,8 @@ func TestSlowSubscriberIsCutOff(t *testing.T) {
 	t.Parallel()
 	cfg := gql.DefaultConfig()
 	cfg.SubscriptionQueue = 2
-	env := servertest.Start(t, servertest.WithGQLConfig(cfg))
-	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
-	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
-	c := &client{t: t, env: env, domain: "books.test", token: token}
+	c := newBookstore(t, servertest.WithGQLConfig(cfg))
+	env, token := c.env, c.token
 	st, res := env.Engine.Subscribe(context.Background(), openEnv(t, env, token), gql.Request{Query: bookChanges}, "")
 	if res != nil {
 		t.Fatalf("subscribe: %+v", res.Errors)

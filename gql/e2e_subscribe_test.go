@@ -17,6 +17,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/corehq/core/gql"
+	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
 )
 
@@ -250,10 +252,12 @@ func TestSubscribeSSE(t *testing.T) {
 	}
 
 	// Resuming after the update replays what followed, from the after
-	// argument and from Last-Event-ID alike; ann's trash and untrash are
-	// not replayed: a record is read when its event is delivered, and ann
-	// is gone (her DELETED says so).
-	wantReplay := []string{"UPDATED " + bob, "DELETED " + id}
+	// argument and from Last-Event-ID alike. The records of the replayed
+	// events are those the live subscriptions were delivered (an
+	// instance's subscribers share one read of each record after its
+	// change, feed.go): ann's trash and untrash are replayed with her
+	// record although she is gone now.
+	wantReplay := []string{"UPDATED " + bob, "TRASHED " + id, "UNTRASHED " + id, "DELETED " + id}
 	for name, s := range map[string]*sseStream{
 		"after":         c.sse(authorChanges, map[string]any{"after": cursorUpdated}, nil),
 		"Last-Event-ID": c.sse(authorChanges, nil, map[string]string{"Last-Event-ID": cursorUpdated}),
@@ -385,5 +389,48 @@ func TestSubscribeLinksOverGET(t *testing.T) {
 	got, _ = s.change()
 	if got.Op != "UPDATED" || got.ID != author || !slices.Equal(got.Changed, []string{"booklist"}) {
 		t.Errorf("unlinked: %+v, want UPDATED of booklist", got)
+	}
+}
+
+// A subscription resuming further back than its instance's shared tail
+// holds (feed.go) reads the store until it reaches the tail, then reads
+// the tail, without a gap or a repeat.
+func TestSubscriptionReplayPastTheTail(t *testing.T) {
+	t.Parallel()
+	cfg := gql.DefaultConfig()
+	cfg.SubscriptionTail = 8
+	c := newBookstore(t, servertest.WithGQLConfig(cfg))
+	// A live subscription keeps the instance's tail reading.
+	books := c.sse(`subscription { subscribe(type: Book) { op id } }`, nil, nil)
+	defer books.close()
+	all := c.sse(authorChanges, nil, nil)
+	first := c.upsertOne("Author", map[string]any{"name": "first"})
+	got, cursor := all.change()
+	wantChange(t, "first", got, change{Op: "CREATED", ID: first, Changed: got.Changed, Node: map[string]any{"name": "first", "age": nil, "bestbook": nil}})
+	all.close()
+
+	const batches, per = 3, 5 // more changes than the tail keeps
+	var want []string
+	for b := range batches {
+		var authors []any
+		for i := range per {
+			id := fmt.Sprintf("a%d-%d", b, i)
+			authors = append(authors, map[string]any{"core": map[string]any{"id": id}, "name": id})
+			want = append(want, id)
+		}
+		c.rest(http.MethodPost, "/rest/v1/", map[string]any{"values": map[string]any{"Author": authors}})
+	}
+	resumed := c.sse(authorChanges, map[string]any{"after": cursor}, nil)
+	defer resumed.close()
+	for i, id := range want {
+		got, _ := resumed.change()
+		if got.Op != "CREATED" || got.ID != id || got.Node == nil {
+			t.Fatalf("event %d: %s %s (node %v), want CREATED %s with its record", i, got.Op, got.ID, got.Node, id)
+		}
+	}
+	// Caught up, it reads the tail.
+	last := c.upsertOne("Author", map[string]any{"name": "last"})
+	if got, _ := resumed.change(); got.Op != "CREATED" || got.ID != last {
+		t.Fatalf("after the replay: %s %s, want CREATED %s", got.Op, got.ID, last)
 	}
 }

@@ -167,10 +167,8 @@ func TestWebSocketProtocolErrors(t *testing.T) {
 	t.Parallel()
 	cfg := gql.DefaultConfig()
 	cfg.MaxSubscriptions = 2
-	env := servertest.Start(t, servertest.WithGQLConfig(cfg))
-	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
-	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
-	c := &client{t: t, env: env, domain: "books.test", token: token}
+	c := newBookstore(t, servertest.WithGQLConfig(cfg))
+	token := c.token
 	initWith := func(p map[string]any) map[string]any { return map[string]any{"type": "connection_init", "payload": p} }
 	sub := func(id, query string) map[string]any {
 		return map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{"query": query}}

@@ -53,6 +53,10 @@ type Engine struct {
 	// (openConnection).
 	connsMu sync.Mutex
 	conns   map[string]int
+	// tails are the shared readers of the feeds of the instances with
+	// subscriptions here (feed.go).
+	tailsMu sync.Mutex
+	tails   map[string]*feedTail
 }
 
 // grantsTTL is how long a snapshot of an instance's grants serves before

@@ -116,11 +116,7 @@ func (h *Handler) serveSSE(c echo.Context, env Env, req Request) error {
 				flush()
 				return nil
 			}
-			b, err := ev.Result.MarshalJSON()
-			if err != nil {
-				return nil
-			}
-			writeSSE(bw, "next", ev.Cursor, b)
+			writeSSE(bw, "next", ev.Cursor, ev.Payload())
 		}
 		if err := flush(); err != nil {
 			return nil // the client went away

@@ -3,7 +3,9 @@ package gql
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,11 +40,19 @@ var errSubscriptionTransport = errcode.New(errcode.BadRequest,
 const changesPage = 256
 
 // Event is one event of a subscription: its cursor (the change's
-// position, for resuming) and the executed document.
+// position, for resuming) and the executed document. Subscriptions that
+// share their executions (feed.go) share their events: treat them as
+// read-only.
 type Event struct {
 	Cursor string
 	Result *Result
+	// payload is Result encoded, once for every subscription that
+	// shares the event.
+	payload []byte
 }
+
+// Payload returns the event's result as JSON ({"data":…,"errors":[…]}).
+func (ev Event) Payload() []byte { return ev.payload }
 
 // Stream is a running subscription. Its events arrive on Events, which is
 // closed when the subscription ends; Err then says why (nil when Close or
@@ -358,37 +368,59 @@ type subscription struct {
 	checked time.Time
 }
 
-// run reads the feed after start and sends the events the caller may
-// see, until ctx ends or it fails: a change history gone (the reader fell
-// behind the retention), a store failure, or a full queue (the client
-// reads too slowly).
+// run reads the feed after start, from the instance's tail (feed.go) or,
+// while it is behind the tail, from the store, and sends the events the
+// caller may see, until ctx ends or it fails: a change history gone (the
+// reader fell behind the retention), a store failure, or a full queue
+// (the client reads too slowly).
 func (sub *subscription) run(ctx context.Context, last uint64, out *eventQueue) error {
 	st, inst := sub.env.Store, sub.env.Instance.ID
+	size := sub.env.Schema.cfg.SubscriptionTail
+	if size <= 0 {
+		size = DefaultConfig().SubscriptionTail
+	}
+	t, err := sub.engine.acquireTail(st, inst, size)
+	if err != nil {
+		return feedError(err)
+	}
+	defer sub.engine.releaseTail(t)
+	g := t.join(sub.shareKey())
+	defer t.leave(g)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		if err := sub.checkCaller(ctx); err != nil {
 			return err
 		}
-		changes, err := st.Changes(ctx, inst, last, changesPage)
+		entries, wake, behind, err := t.after(last, changesPage)
+		if behind {
+			entries, err = sub.readStore(ctx, last)
+		}
 		if err != nil {
 			return feedError(err)
 		}
-		if len(changes) == 0 {
+		if len(entries) == 0 {
 			// Wait at most until the next check of the caller.
-			wctx, cancel := context.WithTimeout(ctx, sub.recheck)
-			_, err := st.Wait(wctx, inst, last)
-			cancel()
-			if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-				continue
+			if timer == nil {
+				timer = time.NewTimer(sub.recheck)
+			} else {
+				timer.Reset(sub.recheck)
 			}
-			if err != nil {
-				return feedError(err)
+			select {
+			case <-wake:
+			case <-timer.C:
+			case <-ctx.Done():
+				return ctx.Err()
 			}
 			continue
 		}
-		for i := range changes {
-			ch := &changes[i]
-			last = ch.Seq
-			ev, ok, err := sub.deliver(ctx, ch)
+		for _, e := range entries {
+			last = e.change.Seq
+			ev, ok, err := sub.deliverShared(ctx, t, g, e)
 			if err != nil {
 				return err
 			}
@@ -401,6 +433,20 @@ func (sub *subscription) run(ctx context.Context, last uint64, out *eventQueue) 
 			}
 		}
 	}
+}
+
+// readStore reads a page of the changes after last from the store, for a
+// subscriber behind its instance's tail (a replay).
+func (sub *subscription) readStore(ctx context.Context, last uint64) ([]*feedEntry, error) {
+	changes, err := sub.env.Store.Changes(ctx, sub.env.Instance.ID, last, changesPage)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*feedEntry, len(changes))
+	for i := range changes {
+		out[i] = &feedEntry{change: changes[i]}
+	}
+	return out, nil
 }
 
 // checkCaller ends the subscription once its caller's token no longer
@@ -420,27 +466,45 @@ func (sub *subscription) checkCaller(ctx context.Context) error {
 	return nil
 }
 
+// shareKey is what makes two subscriptions' events the same: the schema,
+// the caller (not its token: each subscription checks its own), the
+// document, the operation and the variables.
+func (sub *subscription) shareKey() string {
+	vars, _ := json.Marshal(sub.req.Variables) // sorted keys
+	p := sub.env.Principal
+	return fmt.Sprintf("%p\x00%d\x00%s\x00%s\x00%s\x00%s", sub.env.Schema, p.Kind, p.AccountID, sub.req.OperationName, vars, sub.req.Query)
+}
+
+// deliverShared is deliver, done once per change for the subscriptions of
+// g while they keep up with each other.
+func (sub *subscription) deliverShared(ctx context.Context, t *feedTail, g *execGroup, e *feedEntry) (Event, bool, error) {
+	if ev, ok, hit := g.lookup(e.change.Seq); hit {
+		return ev, ok, nil
+	}
+	ev, ok, err := sub.deliver(ctx, t, e)
+	if err == nil && ctx.Err() == nil {
+		g.keep(e.change.Seq, ev, ok)
+	}
+	return ev, ok, err
+}
+
 // deliver returns the event of a change for this subscription; ok is
 // false when the subscription does not see it: another type or record, a
 // record the caller may not read now, one the filter does not match, or
 // one gone since (its DELETED follows).
-func (sub *subscription) deliver(ctx context.Context, ch *store.Change) (Event, bool, error) {
+func (sub *subscription) deliver(ctx context.Context, t *feedTail, e *feedEntry) (Event, bool, error) {
+	ch := &e.change
 	if ch.Type != sub.typ || (sub.id != "" && ch.ID != sub.id) {
 		return Event{}, false, nil
 	}
 	env := sub.env
-	rec := ch.Before
-	if ch.Op != store.ChangeDeleted {
-		r, err := env.Store.Get(ctx, env.Instance.ID, ch.Type, ch.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return Event{}, false, nil
-		}
-		if err != nil {
-			return Event{}, false, feedError(err)
-		}
-		rec = r
+	// The record is read once for all the instance's subscribers, on the
+	// tail's context: one subscriber leaving does not fail the others'.
+	rec, err := e.record(t.ctx, env.Store, env.Instance.ID)
+	if err != nil && ctx.Err() == nil {
+		return Event{}, false, feedError(err)
 	}
-	if rec == nil {
+	if rec == nil || err != nil {
 		return Event{}, false, nil
 	}
 	// A call per event: the caller's rights as they are now (grants are
@@ -470,7 +534,11 @@ func (sub *subscription) deliver(ctx context.Context, ch *store.Change) (Event, 
 	})
 	out := &Result{Data: res.Data}
 	present(out, res.Errors, res.Data == nil, sub.engine.log)
-	return Event{Cursor: ev.cursor, Result: out}, true, nil
+	payload, err := out.MarshalJSON()
+	if err != nil {
+		return Event{}, false, err
+	}
+	return Event{Cursor: ev.cursor, Result: out, payload: payload}, true, nil
 }
 
 // matches applies the subscription's filter to a record as the caller may

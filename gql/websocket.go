@@ -419,7 +419,7 @@ func (w *wsConn) sendErrors(id string, items []errcode.Item) bool {
 func (w *wsConn) forward(id string, st *Stream) {
 	defer w.wg.Done()
 	for ev := range st.Events() {
-		if !w.send(wsMessage{ID: id, Type: w.nextType(), Payload: ev.Result}) {
+		if !w.send(wsMessage{ID: id, Type: w.nextType(), Payload: json.RawMessage(ev.Payload())}) {
 			st.Close()
 			return
 		}
