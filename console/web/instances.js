@@ -55,7 +55,7 @@ function renderInstances(list, panel, instances, apps, refresh) {
           const first = r.errors[0] || {};
           const changes = (first.extensions && first.extensions.changes) || [];
           report(err, `${inst.domain} keeps ${inst.release}: ${describe(r)}`, true);
-          if (changes.length) err.append(h('ul', {}, changes.map((c) => h('li', {}, typeof c === 'string' ? c : JSON.stringify(c)))));
+          if (changes.length) err.append(h('ul', {}, changes.map((c) => h('li', {}, changeText(c)))));
           if (!force && first.extensions && first.extensions.code === 'BREAKING_CHANGE') {
             err.append(h('p', {}, 'Changing anyway keeps the records as stored: fields listed above may read differently or fail to read.'),
               h('button', { type: 'button', class: 'danger', onclick: () => change(true) }, `Change ${inst.domain} to ${select.value} anyway`));
@@ -80,6 +80,13 @@ function renderInstances(list, panel, instances, apps, refresh) {
           panel.querySelector('h2').focus();
         } }, 'Manage')));
     })))), msg, err);
+}
+
+// changeText words one item of a BREAKING_CHANGE's extensions.changes.
+function changeText(c) {
+  if (typeof c === 'string') return c;
+  if (c && c.type && c.field && c.change) return `${c.type}.${c.field}: ${c.change}${c.records ? ` (${c.records})` : ''}`;
+  return JSON.stringify(c);
 }
 
 // managePanel holds one instance's settings, token rotation and deletion.

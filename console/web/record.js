@@ -85,7 +85,7 @@ function actions(domain, token, type, node, showFacts, el, back) {
     h('p', {}, 'A trashed record is hidden from find, get and references until it is untrashed; a deleted one is gone.'),
     h('div', { class: 'inline' }, trash,
       h('button', { type: 'button', class: 'danger', onclick: () => del(false) }, `Delete ${type}`)),
-    offer, msg, err);
+    msg, err, offer);
 }
 
 // recordForm creates a record of type (node null) or edits node: an
@@ -204,11 +204,11 @@ function refOne(domain, col, value) {
     const id = input.value.trim();
     replace(link, id ? h('a', { href: recordHref(domain, col.ref, id) }, `Open ${col.ref} ${id}`) : '');
   };
-  input.addEventListener('change', showLink);
+  input.addEventListener('input', showLink);
   showLink();
   const c = {
     col,
-    el: h('div', {}, field(`${col.name} (${col.ref} id)`, input), link),
+    el: h('div', { class: 'refone' }, field(`${col.name} (${col.ref} id)`, input), link),
     read: () => (input.value.trim() ? { core: { id: input.value.trim() } } : null),
     reset: () => { input.value = ''; showLink(); },
   };
