@@ -234,6 +234,17 @@ async function dataRecordSteps(token) {
   const ids = Object.fromEntries(found.data.find.edges.map((e) => [e.node.name, e.node.core.id]));
   expect(ids.Teapot && ids['Seed 1'], 'the seeded products are not found');
 
+  // A heading's sort replaces the filter's SORT clause, found outside
+  // quotes (model.js, as the page loads it).
+  const sorts = await page.evaluate(async () => {
+    const m = await import('./model.js');
+    return ['*', '', "price > 5 SORT name DESC", "name = 'a SORT b' SORT price DESC, name", "name = 'it\\'s SORT'"]
+      .map((f) => m.withSort(f, 'price', true));
+  });
+  const wantSorts = ['* SORT price DESC', '* SORT price DESC', 'price > 5 SORT price DESC',
+    "name = 'a SORT b' SORT price DESC", "name = 'it\\'s SORT' SORT price DESC"];
+  expect(JSON.stringify(sorts) === JSON.stringify(wantSorts), `withSort answered ${JSON.stringify(sorts)}`);
+
   // Sort by price, ascending then descending; paging keeps the sort. (A
   // reload: the page shows v2's schema, and a fresh filter.)
   await page.goto(base + '/console/#/data/shop.local/Product');
@@ -278,11 +289,14 @@ async function dataRecordSteps(token) {
   await page.getByRole('link', { name: 'front', exact: true }).click();
   await visible(page.getByRole('heading', { name: 'Shelf front', level: 2 }));
   await visible(page.getByRole('link', { name: `Open Product ${ids['Seed 1']}` }));
-  for (const id of [ids.Teapot, ids['Seed 1']]) {
-    await page.getByLabel('Add a Product id to products').fill(id);
-    await page.getByRole('button', { name: 'Add to products' }).click();
-    await visible(page.getByRole('button', { name: `Remove ${id} from products` }));
-  }
+  // One id added with the button, one with Enter in the field.
+  await page.getByLabel('Add a Product id to products').fill(ids.Teapot);
+  await page.getByRole('button', { name: 'Add to products' }).click();
+  await visible(page.getByRole('button', { name: `Remove ${ids.Teapot} from products` }));
+  await page.getByLabel('Add a Product id to products').fill(ids['Seed 1']);
+  await page.getByLabel('Add a Product id to products').press('Enter');
+  await visible(page.getByRole('button', { name: `Remove ${ids['Seed 1']} from products` }));
+  expect(!(await page.getByRole('status').filter({ hasText: 'Saved Shelf' }).isVisible()), 'Enter in the id field saved the form');
   await page.getByRole('button', { name: `Remove ${ids['Seed 1']} from products` }).click();
   await page.getByRole('button', { name: `Remove ${ids['Seed 1']} from products` }).waitFor({ state: 'detached' });
   await noUnnamedControls('a record');
