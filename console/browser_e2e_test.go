@@ -21,7 +21,11 @@ const EnvRequireBrowser = "CORE_TEST_REQUIRE_BROWSER"
 // playwright-core (e2e/console.mjs) against the real server: sign in (a
 // wrong token first), publish a release with an SDL error and then fixed,
 // create an instance and change its release, create, filter and page
-// records, the phone size in the dark scheme, sign out. It keeps a
+// records; sort, edit, fill a list of references, trash, untrash and
+// delete records (with clearArrayReferences); change an instance's
+// settings, rotate its token, force a breaking release, delete an
+// instance behind its typed domain; the phone size in the dark scheme,
+// sign out. It keeps a
 // screenshot of each step in CORE_CONSOLE_ARTIFACTS, by default
 // console/e2e/artifacts (gitignored), and prints where.
 func TestConsoleInABrowser(t *testing.T) {

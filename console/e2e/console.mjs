@@ -174,6 +174,13 @@ try {
   await visible(page.getByRole('cell', { name: 'Seed 1', exact: true }));
   await visible(page.getByText('Page 1'));
 
+  // 4b. Records one at a time, sort, trash and delete (dataRecordSteps);
+  // 4c. one instance's settings, token and deletion (instanceSteps).
+  const rotatedToken = await dataRecordSteps(instanceToken).then(() => instanceSteps(instanceToken));
+  await page.goto(base + '/console/#/data/shop.local/Product');
+  await visible(page.getByRole('cell', { name: 'Seed 1', exact: true }));
+  expect(rotatedToken !== instanceToken, 'the token did not change');
+
   // 5. The phone size, in the system's dark scheme.
   await page.setViewportSize({ width: 390, height: 844 });
   await page.emulateMedia({ colorScheme: 'dark' });
@@ -209,6 +216,241 @@ if (failures.length) {
   process.exit(1);
 }
 console.log('ok');
+
+// ---- 4b. The data browser's records: open, edit, sort, trash, delete ----
+
+// dataRecordSteps publishes shop/v3 (a Shelf holding a list of Products)
+// and moves shop.local to it through the admin API, then, in the console:
+// sorts Products by a column both ways (paging on), edits a Product in
+// its form, fills a Shelf's list of references (adding and removing),
+// trashes and untrashes the Product (seen through includeTrashed), and
+// deletes it, taking the clearArrayReferences offer.
+async function dataRecordSteps(token) {
+  const v3 = 'type Product {\n  name: String\n  price: Float\n  stock: Int\n  sku: String\n}\n\n'
+    + 'type Shelf {\n  name: String\n  featured: Product\n  products: [Product!]\n}\n';
+  await adminCall('PUT', '/apps/shop/releases/v3', { schema: v3 });
+  await adminCall('PATCH', '/instances/shop.local', { release: 'v3' });
+  const found = await graphqlCall(token, `{ find(type: Product, arcql: "name = 'Teapot' OR name = 'Seed 1'") { edges { node { ... on Product { name core { id } } } } } }`);
+  const ids = Object.fromEntries(found.data.find.edges.map((e) => [e.node.name, e.node.core.id]));
+  expect(ids.Teapot && ids['Seed 1'], 'the seeded products are not found');
+
+  // A heading's sort replaces the filter's SORT clause, found outside
+  // quotes (model.js, as the page loads it).
+  const sorts = await page.evaluate(async () => {
+    const m = await import('./model.js');
+    return ['*', '', "price > 5 SORT name DESC", "name = 'a SORT b' SORT price DESC, name", "name = 'it\\'s SORT'"]
+      .map((f) => m.withSort(f, 'price', true));
+  });
+  const wantSorts = ['* SORT price DESC', '* SORT price DESC', 'price > 5 SORT price DESC',
+    "name = 'a SORT b' SORT price DESC", "name = 'it\\'s SORT' SORT price DESC"];
+  expect(JSON.stringify(sorts) === JSON.stringify(wantSorts), `withSort answered ${JSON.stringify(sorts)}`);
+
+  // Sort by price, ascending then descending; paging keeps the sort. (A
+  // reload: the page shows v2's schema, and a fresh filter.)
+  await page.goto(base + '/console/#/data/shop.local/Product');
+  await page.reload();
+  await visible(page.getByRole('cell', { name: 'Seed 1', exact: true }));
+  await page.getByRole('button', { name: 'Sort by price' }).click();
+  await visible(page.locator('th[aria-sort="ascending"]', { hasText: 'price' }));
+  expect(await page.getByLabel('ArcQL filter').inputValue() === '* SORT price ASC', 'the sort is not in the filter box');
+  await visible(page.locator('tbody tr').first().getByRole('cell', { name: 'Seed 1', exact: true }));
+  // The second time from the keyboard: the focus stays on the heading.
+  await page.getByRole('button', { name: 'Sort by price' }).press('Enter');
+  await visible(page.locator('th[aria-sort="descending"]', { hasText: 'price' }));
+  expect(await page.evaluate(() => document.activeElement.getAttribute('aria-label')) === 'Sort by price', 'the sort button lost the focus');
+  await visible(page.locator('tbody tr').first().getByRole('cell', { name: 'Teapot' }));
+  await shot('sorted-desc');
+  await page.getByRole('button', { name: 'Next page' }).click();
+  await visible(page.getByText('Page 2'));
+  await visible(page.locator('tbody tr').last().getByRole('cell', { name: 'Seed 1', exact: true }));
+  expect(await page.locator('table tbody tr').count() === 3, 'the sorted second page does not hold 3 records');
+
+  // Open the teapot, edit its price (an upsert), see it in the table.
+  await page.getByRole('button', { name: 'Previous page' }).click();
+  await page.locator('tbody tr').first().getByRole('link', { name: ids.Teapot }).click();
+  await visible(page.getByRole('heading', { name: `Product ${ids.Teapot}`, level: 2 }));
+  expect(await page.getByLabel('name (String)').inputValue() === 'Teapot', 'the form does not hold the record');
+  await page.getByLabel('price (Float)').fill('45.25');
+  await page.getByRole('button', { name: 'Save Product' }).click();
+  await visible(page.getByRole('status').filter({ hasText: `Saved Product ${ids.Teapot}.` }));
+  await shot('record-edited');
+  await backToRecords('Product', "name = 'Teapot'");
+  await visible(page.getByRole('cell', { name: '45.25' }));
+  await shot('edit-in-table');
+
+  // A Shelf, created in the form, whose list of references is edited.
+  await page.getByRole('navigation', { name: 'Record types' }).getByRole('link', { name: 'Shelf', exact: true }).click();
+  await visible(page.getByRole('heading', { name: 'Shelf', level: 2 }));
+  await page.getByLabel('core.id (optional)').fill('front');
+  await page.getByLabel('name (String)').fill('Front shelf');
+  await page.getByLabel('featured (Product id)').fill(ids['Seed 1']);
+  await page.getByRole('button', { name: 'Create Shelf' }).click();
+  await visible(page.getByRole('status').filter({ hasText: 'Created Shelf front.' }));
+  await page.getByRole('link', { name: 'front', exact: true }).click();
+  await visible(page.getByRole('heading', { name: 'Shelf front', level: 2 }));
+  await visible(page.getByRole('link', { name: `Open Product ${ids['Seed 1']}` }));
+  // One id added with the button, one with Enter in the field.
+  await page.getByLabel('Add a Product id to products').fill(ids.Teapot);
+  await page.getByRole('button', { name: 'Add to products' }).click();
+  await visible(page.getByRole('button', { name: `Remove ${ids.Teapot} from products` }));
+  await page.getByLabel('Add a Product id to products').fill(ids['Seed 1']);
+  await page.getByLabel('Add a Product id to products').press('Enter');
+  await visible(page.getByRole('button', { name: `Remove ${ids['Seed 1']} from products` }));
+  expect(!(await page.getByRole('status').filter({ hasText: 'Saved Shelf' }).isVisible()), 'Enter in the id field saved the form');
+  await page.getByRole('button', { name: `Remove ${ids['Seed 1']} from products` }).click();
+  await page.getByRole('button', { name: `Remove ${ids['Seed 1']} from products` }).waitFor({ state: 'detached' });
+  await noUnnamedControls('a record');
+  await fitsPhone('record-phone');
+  await page.getByRole('button', { name: 'Save Shelf' }).click();
+  await visible(page.getByRole('status').filter({ hasText: 'Saved Shelf front.' }));
+  const shelf = await graphqlCall(token, '{ get(type: Shelf, id: "front") { ... on Shelf { products { core { id } } } } }');
+  expect(JSON.stringify(shelf.data.get.products) === JSON.stringify([{ core: { id: ids.Teapot } }]), `the shelf holds ${JSON.stringify(shelf.data.get)}`);
+  await shot('references-edited');
+
+  // Trash the teapot (from the shelf's list), see it only with
+  // includeTrashed, untrash it.
+  await page.getByRole('group', { name: 'products (list of Product)' }).getByRole('link', { name: ids.Teapot }).click();
+  await visible(page.getByRole('heading', { name: `Product ${ids.Teapot}`, level: 2 }));
+  await page.getByRole('button', { name: 'Trash Product' }).click();
+  await visible(page.getByRole('status').filter({ hasText: `Trashed Product ${ids.Teapot}.` }));
+  await shot('trashed');
+  await backToRecords('Product', "name = 'Teapot'");
+  await visible(page.getByRole('cell', { name: 'No records match.' }));
+  await page.getByLabel('Include trashed').check();
+  await page.getByRole('button', { name: 'Apply filter' }).click();
+  await visible(page.getByRole('columnheader', { name: 'trashed' }));
+  await page.getByRole('link', { name: ids.Teapot }).click();
+  await page.getByRole('button', { name: 'Untrash Product' }).click();
+  await visible(page.getByRole('status').filter({ hasText: `Restored Product ${ids.Teapot}.` }));
+  await visible(page.getByRole('button', { name: 'Trash Product' }));
+  await shot('untrashed');
+
+  // Delete it: the shelf's list refers to it, so the server refuses, in
+  // its words, and the console offers clearArrayReferences.
+  await page.getByRole('button', { name: 'Delete Product' }).click();
+  await visible(page.getByRole('alert').filter({ hasText: 'REFERENCED' }));
+  await shot('delete-refused');
+  await page.getByRole('button', { name: 'Delete and clear list references' }).click();
+  await visible(page.getByRole('status').filter({ hasText: `Deleted Product ${ids.Teapot}.` }));
+  const after = await graphqlCall(token, '{ get(type: Shelf, id: "front") { ... on Shelf { products { core { id } } } } }');
+  expect(after.data.get.products.length === 0, 'the shelf still lists the deleted product');
+  await shot('deleted');
+}
+
+// ---- 4c. An instance: settings, token rotation, forced release change, deletion ----
+
+// instanceSteps changes shop.local's settings (env values never shown),
+// rotates its token (the old one is refused after), forces a breaking
+// release change, and deletes a second instance behind its typed
+// confirmation. It answers shop.local's new token.
+async function instanceSteps(oldToken) {
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Instances' }).click();
+  await visible(page.getByRole('heading', { name: 'Instances', level: 1 }));
+  await page.getByRole('button', { name: 'Manage shop.local' }).click();
+  const settings = await visible(page.getByRole('form', { name: 'Settings of shop.local' }));
+  await noUnnamedControls('an instance\'s settings');
+  await fitsPhone('settings-phone');
+  await settings.getByLabel('Anonymous requests').check();
+  await settings.getByLabel('CORS origins').fill('https://shop.example.com');
+  await settings.getByLabel('Env name').fill('PAYMENT_KEY');
+  await settings.getByLabel('Env value').fill('very-secret-value');
+  await settings.getByRole('button', { name: 'Add env' }).click();
+  await visible(settings.getByRole('button', { name: 'Remove env PAYMENT_KEY' }));
+  await settings.getByRole('button', { name: 'Save settings' }).click();
+  await visible(page.getByRole('status').filter({ hasText: 'Saved the settings of shop.local.' }));
+  expect(!(await page.content()).includes('very-secret-value'), 'an env value is in the page');
+  const inst = await adminCall('GET', '/instances/shop.local');
+  expect(inst.anonymousRequests === true && inst.cors.allowedOrigins[0] === 'https://shop.example.com'
+    && inst.env.PAYMENT_KEY === 'very-secret-value', `the settings were not saved: ${JSON.stringify(inst)}`);
+  await shot('settings-saved');
+
+  // Rotate the token: shown once, with a copy button; the old one stops.
+  await page.getByRole('button', { name: 'Rotate token of shop.local' }).click();
+  const newToken = await (await visible(page.getByRole('region', { name: 'New token of shop.local' })
+    .getByLabel('Instance token of shop.local'))).inputValue();
+  await visible(page.getByRole('region', { name: 'New token of shop.local' }).getByRole('button', { name: 'Copy token' }));
+  expect(newToken && newToken !== oldToken, 'no new token shown');
+  const refused = await graphqlCall(oldToken, '{ __typename }', false);
+  expect(refused.errors && refused.errors[0].extensions.code === 'UNAUTHENTICATED', 'the old token still works');
+  await shot('token-rotated');
+
+  // A release the server calls breaking (stock holds numbers; v4 makes
+  // it a String): refused in its words, then changed with force.
+  await adminCall('PUT', '/apps/shop/releases/v4', { schema: 'type Product {\n  name: String\n  price: Float\n  stock: String\n  sku: String\n}\n\ntype Shelf {\n  name: String\n  featured: Product\n  products: [Product!]\n}\n' });
+  await page.reload();
+  await visible(page.getByRole('heading', { name: 'Instances', level: 1 }));
+  await page.getByLabel('Release of shop.local', { exact: true }).selectOption('v4');
+  await page.getByRole('button', { name: 'Change release of shop.local' }).click();
+  await visible(page.getByRole('alert').filter({ hasText: 'BREAKING_CHANGE' }));
+  await visible(page.getByRole('listitem').filter({ hasText: 'Product.stock: type Int → String' }));
+  await shot('release-refused');
+  await page.getByRole('button', { name: 'Change shop.local to v4 anyway' }).click();
+  await visible(page.getByRole('status').filter({ hasText: 'shop.local now runs shop/v4.' }));
+
+  // Delete a second instance: the button waits for its domain, typed.
+  await adminCall('POST', '/instances', { domain: 'scratch.local', app: 'shop', release: 'v1' });
+  await page.reload();
+  await page.getByRole('button', { name: 'Manage scratch.local' }).click();
+  const del = page.getByRole('button', { name: 'Delete scratch.local' });
+  expect(await del.isDisabled(), 'Delete is enabled before the confirmation');
+  await page.getByLabel('Type scratch.local to confirm').fill('scratch.loca');
+  expect(await del.isDisabled(), 'Delete is enabled by a wrong confirmation');
+  await page.getByLabel('Type scratch.local to confirm').fill('scratch.local');
+  await shot('delete-confirmed');
+  await del.click();
+  await visible(page.getByRole('status').filter({ hasText: 'Deleted scratch.local.' }));
+  await page.getByRole('rowheader', { name: 'scratch.local' }).waitFor({ state: 'detached' });
+  await visible(page.getByRole('rowheader', { name: 'shop.local' }));
+  await shot('instance-deleted');
+  return newToken;
+}
+
+// backToRecords goes from a record back to its type's table and applies
+// a filter there.
+async function backToRecords(type, arcql) {
+  await page.getByRole('link', { name: `← ${type} records` }).click();
+  await page.getByLabel('ArcQL filter').fill(arcql);
+  await page.getByRole('button', { name: 'Apply filter' }).click();
+}
+
+async function noUnnamedControls(where) {
+  const unnamed = await page.evaluate(unnamedControls);
+  expect(unnamed.length === 0, `controls without an accessible name on ${where}: ${unnamed.join(', ')}`);
+}
+
+// fitsPhone checks the page at 390×844 does not scroll sideways, keeps a
+// screenshot, and goes back to 1280×800.
+async function fitsPhone(name) {
+  await page.setViewportSize({ width: 390, height: 844 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow <= 0, `${name}: the page scrolls sideways at 390 px (by ${overflow} px)`);
+  await shot(name);
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+// adminCall and graphqlCall set the scene through the APIs, as any
+// client would; adminCall fails on an error answer, graphqlCall too
+// unless told not to.
+async function adminCall(method, p, body) {
+  const res = await fetch(base + '/admin/v1' + p, {
+    method, headers: { authorization: adminToken, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const out = await res.json();
+  expect(res.ok, `${method} ${p} answered ${res.status}: ${JSON.stringify(out)}`);
+  return out;
+}
+
+async function graphqlCall(token, query, mustSucceed = true) {
+  const res = await fetch(base + '/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'core-domain': 'shop.local', authorization: token },
+    body: JSON.stringify({ query }),
+  });
+  const out = await res.json();
+  if (mustSucceed) expect(res.ok && !out.errors, `${query} answered ${res.status}: ${JSON.stringify(out)}`);
+  return out;
+}
 
 // unnamedControls lists the buttons, links and fields with no name a
 // screen reader could say (label, aria-label, aria-labelledby, content).

@@ -3,6 +3,7 @@
 import { admin, describe, session, whenUnauthenticated } from './api.js';
 import { alert, field, h, replace, report, status } from './dom.js';
 import { sdlEditor } from './editor.js';
+import { instancesView as showInstances } from './instances.js';
 import { dataView } from './data.js';
 
 const main = document.getElementById('main');
@@ -163,117 +164,6 @@ async function releaseView(app, release) {
     'Publish a new release from this SDL'));
 }
 
-// ---- instances ----
+// ---- instances (instances.js) ----
 
-async function instancesView() {
-  heading('Instances');
-  const list = h('div', { 'aria-busy': 'true' }, 'Loading…');
-  const created = h('div');
-  const createForm = h('div');
-  main.append(list, created, createForm);
-  const [ri, ra] = await Promise.all([admin('GET', '/instances'), admin('GET', '/apps')]);
-  list.removeAttribute('aria-busy');
-  if (!ri.ok || !ra.ok) { replace(list, h('p', { class: 'alert error', role: 'alert' }, describe(ri.ok ? ra : ri))); return; }
-  const apps = ra.body.apps;
-  renderInstances(list, ri.body.instances, apps);
-  replace(createForm, createInstanceForm(apps, async (inst) => {
-    session.setInstanceToken(inst.domain, inst.token);
-    replace(created, tokenPanel(inst));
-    const again = await admin('GET', '/instances');
-    if (again.ok) renderInstances(list, again.body.instances, apps);
-  }));
-}
-
-function releasesOf(apps, app) {
-  const a = apps.find((x) => x.app === app);
-  return a ? a.releases.map((r) => r.release) : [];
-}
-
-function renderInstances(list, instances, apps) {
-  if (instances.length === 0) { replace(list, h('p', {}, 'No instances yet: create one below.')); return; }
-  const msg = status();
-  const err = alert();
-  replace(list, h('div', { class: 'scroll' }, h('table', {},
-    h('caption', { class: 'sr-only' }, 'Instances'),
-    h('thead', {}, h('tr', {}, ['Domain', 'App', 'Release', 'Created', 'Change release', 'Data'].map((t) => h('th', { scope: 'col' }, t)))),
-    h('tbody', {}, instances.map((inst) => {
-      const select = h('select', { 'aria-label': `Release of ${inst.domain}` },
-        releasesOf(apps, inst.app).map((r) => h('option', { value: r, selected: r === inst.release }, r)));
-      const releaseCell = h('td', {}, inst.release);
-      const button = h('button', { type: 'button', 'aria-label': `Change release of ${inst.domain}`, onclick: async () => {
-        button.disabled = true;
-        report(msg, ''); report(err, '');
-        const r = await admin('PATCH', `/instances/${encodeURIComponent(inst.domain)}`, { release: select.value });
-        button.disabled = false;
-        if (!r.ok) {
-          const changes = (r.errors[0] && r.errors[0].extensions && r.errors[0].extensions.changes) || [];
-          report(err, `${inst.domain} keeps ${inst.release}: ${describe(r)}`, true);
-          if (changes.length) err.append(h('ul', {}, changes.map((c) => h('li', {}, typeof c === 'string' ? c : JSON.stringify(c)))));
-          return;
-        }
-        inst.release = r.body.release;
-        replace(releaseCell, r.body.release);
-        report(msg, `${inst.domain} now runs ${r.body.app}/${r.body.release}.`);
-      } }, 'Change');
-      return h('tr', {},
-        h('th', { scope: 'row' }, inst.domain),
-        h('td', {}, inst.app),
-        releaseCell,
-        h('td', {}, new Date(inst.created).toLocaleString()),
-        h('td', { class: 'inline' }, select, button),
-        h('td', {}, h('a', { href: `#/data/${encodeURIComponent(inst.domain)}`, 'aria-label': `Browse data of ${inst.domain}` }, 'Browse')));
-    })))), msg, err);
-}
-
-function createInstanceForm(apps, onCreated) {
-  const domain = h('input', { name: 'domain', required: true, autocomplete: 'off', placeholder: 'books.local' });
-  const app = h('select', { name: 'app', required: true }, apps.map((a) => h('option', { value: a.app }, a.app)));
-  const release = h('select', { name: 'release', required: true });
-  const fill = () => {
-    const rs = releasesOf(apps, app.value);
-    replace(release, rs.map((r, i) => h('option', { value: r, selected: i === rs.length - 1 }, r)));
-  };
-  app.addEventListener('change', fill);
-  fill();
-  const button = h('button', { type: 'submit', disabled: apps.length === 0 }, 'Create instance');
-  const err = alert();
-  return h('form', { class: 'card', onsubmit: async (ev) => {
-    ev.preventDefault();
-    button.disabled = true;
-    report(err, '');
-    const r = await admin('POST', '/instances', { domain: domain.value.trim(), app: app.value, release: release.value });
-    button.disabled = false;
-    if (!r.ok) { report(err, 'Not created: ' + describe(r), true); return; }
-    domain.value = '';
-    onCreated(r.body);
-  } },
-  h('h2', {}, 'Create an instance'),
-  apps.length === 0 ? h('p', {}, 'Publish a release first.') : null,
-  h('div', { class: 'row' }, field('Domain', domain), field('App', app), field('Release', release)),
-  button, err);
-}
-
-// tokenPanel shows a new instance's token, once.
-function tokenPanel(inst) {
-  const input = h('input', { readonly: true, class: 'code', value: inst.token, spellcheck: 'false' });
-  const copied = status();
-  return h('section', { class: 'card notice', 'aria-labelledby': 'new-token-title' },
-    h('h2', { id: 'new-token-title' }, `Created ${inst.domain}`),
-    h('p', {}, 'Its token is shown this once: copy it now. This tab keeps it for the data browser until you sign out.'),
-    field(`Instance token of ${inst.domain}`, input),
-    h('div', { class: 'inline' },
-      h('button', { type: 'button', onclick: () => copy(input, copied) }, 'Copy token'),
-      h('a', { href: `#/data/${encodeURIComponent(inst.domain)}` }, `Browse data of ${inst.domain}`)),
-    copied);
-}
-
-async function copy(input, region) {
-  try {
-    await navigator.clipboard.writeText(input.value);
-  } catch {
-    input.select(); // no clipboard access (an insecure origin): leave it selected to copy by hand
-    report(region, 'Selected: press Ctrl+C (⌘C) to copy.');
-    return;
-  }
-  report(region, 'Token copied.');
-}
+function instancesView() { return showInstances(main, heading); }

@@ -1,25 +1,19 @@
 // The data browser: an instance's record types (from introspection through
 // /graphql, with the instance token the person gives), a page of records
-// of one type with an ArcQL filter and cursor paging, and a form that
-// creates a record. Everything goes through the instance's own API and
-// rules.
+// of one type with an ArcQL filter, sort by column and cursor paging, a
+// form that creates a record, and one record (record.js) at
+// #/data/{domain}/{type}/{id}. Everything goes through the instance's own
+// API and rules.
 import { admin, describe, graphql, session } from './api.js';
-import { alert, field, h, replace, report, status } from './dom.js';
-
-const BUILTIN = new Set(['AccessRight', 'Account', 'URL', 'Webhook']);
-const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
-
-const INTROSPECT = `query CoreConsoleSchema {
-  __type(name: "CoreMutationType") { enumValues { name } }
-  __schema { types { name kind
-    fields { name type { ...T } }
-    inputFields { name type { ...T } }
-    enumValues { name } } }
-}
-fragment T on __Type { kind name ofType { kind name ofType { kind name ofType { kind name } } } }`;
+import { alert, field, h, replace, report } from './dom.js';
+import { BUILTIN, INTROSPECT, columns, model, sortClause, withSort } from './model.js';
+import { recordForm, recordHref, recordView } from './record.js';
 
 // schemas caches an instance's introspection by domain and token.
 const schemas = new Map();
+
+// forgetSchema drops the cached schema of domain (its release changed).
+export function forgetSchema(domain) { schemas.delete(domain); }
 
 export async function dataView(main, domain, type, heading) {
   if (!domain) return chooseInstance(main, heading);
@@ -57,7 +51,11 @@ export async function dataView(main, domain, type, heading) {
       }, n, BUILTIN.has(n) ? h('small', {}, ' built-in') : null)))));
     const records = h('div', { class: 'records' });
     replace(body, h('div', { class: 'browser' }, typesNav, records));
-    if (current) recordsView(records, domain, token, s, current);
+    // The record's id is the route's fourth part; app.js's router hands
+    // the data view only the first three.
+    const id = decodeURIComponent(location.hash.split('/')[4] || '');
+    if (current && id) recordView(records, domain, token, s, current, id);
+    else if (current) recordsView(records, domain, token, s, current);
     else records.append(h('p', {}, 'Choose a record type.'));
   }
   load();
@@ -75,43 +73,10 @@ async function chooseInstance(main, heading) {
     h('a', { href: `#/data/${encodeURIComponent(i.domain)}` }, i.domain), ` (${i.app}/${i.release})`))));
 }
 
-// model keeps what the browser needs from an introspection answer.
-function model(data) {
-  const types = new Map(data.__schema.types.map((t) => [t.name, t]));
-  const recordTypes = data.__type.enumValues.map((v) => v.name).filter((n) => NAME.test(n));
-  recordTypes.sort((a, b) => (BUILTIN.has(a) - BUILTIN.has(b)) || a.localeCompare(b));
-  return { types, recordTypes };
-}
-
-// unwrap gives a type reference's named type and whether it is a list.
-function unwrap(t) {
-  let list = false;
-  while (t && (t.kind === 'NON_NULL' || t.kind === 'LIST')) { if (t.kind === 'LIST') list = true; t = t.ofType; }
-  return { kind: t && t.kind, name: t && t.name, list };
-}
-
-// columns are the fields a table shows: scalars and enums as they are,
-// references as the referenced record's id (lists: how many).
-function columns(s, type) {
-  const t = s.types.get(type);
-  const cols = [];
-  for (const f of (t && t.fields) || []) {
-    if (f.name === 'core' || !NAME.test(f.name)) continue;
-    const u = unwrap(f.type);
-    if (u.kind === 'SCALAR' || u.kind === 'ENUM') cols.push({ name: f.name, sel: f.name, ref: false, list: u.list });
-    else if (u.kind === 'OBJECT' && hasCore(s, u.name)) cols.push({ name: f.name, sel: `${f.name} { core { id } }`, ref: true, list: u.list });
-  }
-  return cols;
-}
-
-function hasCore(s, name) {
-  const t = s.types.get(name);
-  return !!(t && t.fields && t.fields.some((f) => f.name === 'core'));
-}
-
-function cell(col, v) {
+function cell(domain, col, v) {
   if (v === null || v === undefined) return '—';
-  if (col.ref) return col.list ? `${v.length} record${v.length === 1 ? '' : 's'}` : (v.core && v.core.id) || '—';
+  if (col.ref && col.list) return `${v.length} record${v.length === 1 ? '' : 's'}`;
+  if (col.ref) return v.core && v.core.id ? h('a', { href: recordHref(domain, col.ref, v.core.id), class: 'code' }, v.core.id) : '—';
   if (Array.isArray(v)) return v.map((x) => (typeof x === 'object' ? JSON.stringify(x) : String(x))).join(', ');
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
@@ -130,6 +95,8 @@ function recordsView(el, domain, token, s, type) {
   let stack = []; // the after cursors of the pages before this one
   let after = null;
   let info = null;
+  let arcql = filter.value; // the filter applied: paging keeps it while the box is edited
+  let sortFocus = null; // the path of the sort button pressed, focused again in the new table
 
   const doc = `query CoreConsoleFind($arcql: String!, $first: Int, $after: String, $trashed: Boolean) {
   find(type: ${type}, arcql: $arcql, first: $first, after: $after, includeTrashed: $trashed) {
@@ -145,25 +112,34 @@ function recordsView(el, domain, token, s, type) {
     const mine = ++latest;
     report(err, '');
     table.setAttribute('aria-busy', 'true');
-    const r = await graphql(domain, token, doc, { arcql: filter.value, first: Number(size.value), after, trashed: trashed.checked });
+    const r = await graphql(domain, token, doc, { arcql, first: Number(size.value), after, trashed: trashed.checked });
     if (mine !== latest) return;
     table.removeAttribute('aria-busy');
     if (!r.ok) { report(err, describe(r), true); replace(table); info = null; paging(); return; }
     const conn = r.body.data.find;
     info = conn.pageInfo;
     const showTrashed = trashed.checked;
+    const heads = [{ name: 'core.id', path: 'core.id' },
+      ...cols.map((c) => ({ name: c.name, path: !c.ref && !c.list ? c.name : null })),
+      { name: 'created', path: 'core.created' }, { name: 'updated', path: 'core.updated' },
+      showTrashed ? { name: 'trashed', path: 'core.trashed' } : null].filter(Boolean);
+    const key = sortClause(arcql).key;
     replace(table, h('table', {},
       h('caption', {}, `${type} records`),
-      h('thead', {}, h('tr', {}, ['core.id', ...cols.map((c) => c.name), 'created', 'updated', showTrashed ? 'trashed' : null]
-        .filter(Boolean).map((t) => h('th', { scope: 'col' }, t)))),
+      h('thead', {}, h('tr', {}, heads.map((c) => header(c, key)))),
       h('tbody', {}, conn.edges.length === 0
         ? h('tr', {}, h('td', { colspan: cols.length + 3 }, 'No records match.'))
         : conn.edges.map((e) => h('tr', {},
-          h('th', { scope: 'row', class: 'code' }, e.node.core.id),
-          cols.map((c) => h('td', {}, cell(c, e.node[c.name]))),
+          h('th', { scope: 'row', class: 'code' }, h('a', { href: recordHref(domain, type, e.node.core.id) }, e.node.core.id)),
+          cols.map((c) => h('td', {}, cell(domain, c, e.node[c.name]))),
           h('td', { class: 'nowrap' }, e.node.core.created || '—'),
           h('td', { class: 'nowrap' }, e.node.core.updated || '—'),
           showTrashed ? h('td', { class: 'nowrap' }, e.node.core.trashed || '—') : null)))));
+    if (sortFocus) {
+      const b = [...table.querySelectorAll('button.sort')].find((x) => x.dataset.path === sortFocus);
+      if (b) b.focus();
+      sortFocus = null;
+    }
     paging();
   }
 
@@ -173,7 +149,22 @@ function recordsView(el, domain, token, s, type) {
     replace(pageLabel, `Page ${stack.length + 1}`);
   }
 
-  function restart() { stack = []; after = null; fetchPage(); }
+  // header is a column's heading: a button that sorts by it, ascending
+  // first, then descending, through the filter's SORT clause (find has no
+  // sort argument), shown in the filter box.
+  function header(c, key) {
+    if (!c.path) return h('th', { scope: 'col' }, c.name);
+    const sorted = key && key.path === c.path;
+    const desc = sorted && key.desc;
+    return h('th', { scope: 'col', 'aria-sort': sorted ? (desc ? 'descending' : 'ascending') : undefined },
+      h('button', { type: 'button', class: 'sort', 'data-path': c.path, 'aria-label': `Sort by ${c.name}`, onclick: () => {
+        filter.value = withSort(arcql, c.path, sorted && !desc);
+        sortFocus = c.path;
+        restart();
+      } }, c.name, sorted ? h('span', { 'aria-hidden': 'true' }, desc ? ' ▼' : ' ▲') : null));
+  }
+
+  function restart() { stack = []; after = null; arcql = filter.value; fetchPage(); }
   prev.addEventListener('click', () => { after = stack.pop() ?? null; fetchPage(); });
   next.addEventListener('click', () => { if (!info) return; stack.push(after); after = info.endCursor; fetchPage(); });
   size.addEventListener('change', restart);
@@ -187,52 +178,6 @@ function recordsView(el, domain, token, s, type) {
 
   replace(el, h('h2', {}, type), filterForm, table,
     h('div', { class: 'inline pager' }, prev, pageLabel, next),
-    createForm(domain, token, s, type, restart));
+    recordForm(domain, token, s, type, null, restart));
   fetchPage();
-}
-
-// createForm builds inputs for the type's scalar input fields; empty ones
-// are left out of the record.
-function createForm(domain, token, s, type, onCreated) {
-  const input = s.types.get(type + 'Input');
-  const inputs = [];
-  for (const f of (input && input.inputFields) || []) {
-    if (f.name === 'core' || !NAME.test(f.name)) continue;
-    const u = unwrap(f.type);
-    if (u.list || (u.kind !== 'SCALAR' && u.kind !== 'ENUM') || u.name === 'Json') continue;
-    let control;
-    if (u.name === 'Boolean') control = h('select', {}, h('option', { value: '' }, '—'), h('option', { value: 'true' }, 'true'), h('option', { value: 'false' }, 'false'));
-    else if (u.kind === 'ENUM') {
-      const e = s.types.get(u.name);
-      control = h('select', {}, h('option', { value: '' }, '—'), ((e && e.enumValues) || []).map((v) => h('option', { value: v.name }, v.name)));
-    } else if (u.name === 'Int') control = h('input', { type: 'number', step: '1', inputmode: 'numeric' });
-    else if (u.name === 'Float') control = h('input', { type: 'number', step: 'any', inputmode: 'decimal' });
-    else control = h('input', { type: u.name === 'Email' ? 'email' : 'text', autocomplete: 'off' });
-    control.name = f.name;
-    inputs.push({ name: f.name, kind: u.name, control, el: field(`${f.name} (${u.name})`, control) });
-  }
-  const msg = status();
-  const err = alert();
-  const button = h('button', { type: 'submit' }, `Create ${type}`);
-  return h('form', { class: 'card', onsubmit: async (ev) => {
-    ev.preventDefault();
-    report(msg, ''); report(err, '');
-    const rec = {};
-    for (const i of inputs) {
-      const v = i.control.value;
-      if (v === '') continue;
-      if (i.kind === 'Int') rec[i.name] = parseInt(v, 10);
-      else if (i.kind === 'Float') rec[i.name] = parseFloat(v);
-      else if (i.kind === 'Boolean') rec[i.name] = v === 'true';
-      else rec[i.name] = v;
-    }
-    button.disabled = true;
-    const r = await graphql(domain, token, 'mutation CoreConsoleCreate($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }', { v: { [type]: [rec] } });
-    button.disabled = false;
-    if (!r.ok) { report(err, 'Not created: ' + describe(r), true); return; }
-    const id = r.body.data.upsert[0] && r.body.data.upsert[0].id;
-    for (const i of inputs) i.control.value = '';
-    report(msg, `Created ${type} ${id}.`);
-    onCreated();
-  } }, h('h3', {}, `New ${type}`), inputs.length ? h('div', { class: 'grid' }, inputs.map((i) => i.el)) : h('p', {}, 'This type has no plain fields to fill in.'), button, msg, err);
 }

@@ -1,0 +1,92 @@
+// What the data browser knows of an instance's schema, from one
+// introspection query: the record types, their fields and input fields,
+// and ArcQL text built from what the person clicks.
+
+export const BUILTIN = new Set(['AccessRight', 'Account', 'URL', 'Webhook']);
+export const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
+
+export const INTROSPECT = `query CoreConsoleSchema {
+  __type(name: "CoreMutationType") { enumValues { name } }
+  __schema { types { name kind
+    fields { name type { ...T } }
+    inputFields { name type { ...T } }
+    enumValues { name } } }
+}
+fragment T on __Type { kind name ofType { kind name ofType { kind name ofType { kind name } } } }`;
+
+// model keeps what the browser needs from an introspection answer.
+export function model(data) {
+  const types = new Map(data.__schema.types.map((t) => [t.name, t]));
+  const recordTypes = data.__type.enumValues.map((v) => v.name).filter((n) => NAME.test(n));
+  recordTypes.sort((a, b) => (BUILTIN.has(a) - BUILTIN.has(b)) || a.localeCompare(b));
+  return { types, recordTypes };
+}
+
+// unwrap gives a type reference's named type and whether it is a list.
+export function unwrap(t) {
+  let list = false;
+  while (t && (t.kind === 'NON_NULL' || t.kind === 'LIST')) { if (t.kind === 'LIST') list = true; t = t.ofType; }
+  return { kind: t && t.kind, name: t && t.name, list };
+}
+
+// columns are the fields of a record type the console shows: scalars and
+// enums as they are (kind: their type's name), references by the
+// referenced record's id (ref: its type). writable says the type's input
+// has the field.
+export function columns(s, type) {
+  const t = s.types.get(type);
+  const input = s.types.get(type + 'Input');
+  const writable = new Set(((input && input.inputFields) || []).map((f) => f.name));
+  const cols = [];
+  for (const f of (t && t.fields) || []) {
+    if (f.name === 'core' || !NAME.test(f.name)) continue;
+    const u = unwrap(f.type);
+    const base = { name: f.name, list: u.list, writable: writable.has(f.name) };
+    if (u.kind === 'SCALAR' || u.kind === 'ENUM') cols.push({ ...base, sel: f.name, kind: u.name, enumType: u.kind === 'ENUM' });
+    else if (u.kind === 'OBJECT' && hasCore(s, u.name)) cols.push({ ...base, sel: `${f.name} { core { id } }`, ref: u.name });
+  }
+  return cols;
+}
+
+function hasCore(s, name) {
+  const t = s.types.get(name);
+  return !!(t && t.fields && t.fields.some((f) => f.name === 'core'));
+}
+
+// quote writes text as an ArcQL string literal.
+export function quote(text) {
+  return "'" + String(text).replace(/[\\']/g, '\\$&') + "'";
+}
+
+// byID is the ArcQL filter that matches one record.
+export function byID(id) { return 'core.id = ' + quote(id); }
+
+// sortClause finds the SORT clause of an ArcQL filter: the keyword
+// outside quotes, as a word. It answers the filter before it (trimmed,
+// "*" when empty) and the first sort key, if any, as {path, desc}.
+export function sortClause(arcql) {
+  let quoteChar = '';
+  for (let i = 0; i < arcql.length; i++) {
+    const c = arcql[i];
+    if (quoteChar) {
+      if (c === '\\') i++;
+      else if (c === quoteChar) quoteChar = '';
+      continue;
+    }
+    if (c === "'" || c === '"') { quoteChar = c; continue; }
+    // A filter starts with a comparison, so SORT at 0 is a field's name.
+    if (i > 0 && /\s/.test(arcql[i - 1]) && /^SORT(\s|$)/i.test(arcql.slice(i, i + 5))) {
+      const keys = arcql.slice(i + 4).trim().split(',')[0].trim().split(/\s+/);
+      return {
+        filter: arcql.slice(0, i).trim() || '*',
+        key: keys[0] ? { path: keys[0], desc: (keys[1] || '').toUpperCase() === 'DESC' } : null,
+      };
+    }
+  }
+  return { filter: arcql.trim() || '*', key: null };
+}
+
+// withSort replaces a filter's SORT clause by one key.
+export function withSort(arcql, path, desc) {
+  return `${sortClause(arcql).filter} SORT ${path} ${desc ? 'DESC' : 'ASC'}`;
+}
