@@ -1,9 +1,12 @@
 // The console's views, one per hash route (#/apps, #/apps/{app}/{release},
-// #/instances, #/data/{domain}/{type}): the page itself is one static file.
+// #/instances, #/data/{domain}/{type}, #/graphql/{domain},
+// #/functions/{app}, #/hooks/{domain}): the page itself is one static file.
 import { admin, describe, session, whenUnauthenticated } from './api.js';
 import { alert, field, h, replace, report, status } from './dom.js';
 import { sdlEditor } from './editor.js';
 import { dataView } from './data.js';
+import { playgroundLink, playgroundView } from './playground.js';
+import { functionsView, hooksLink, hooksView } from './functions.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -37,7 +40,10 @@ function render() {
   }
   switch (parts[0]) {
     case 'instances': return instancesView();
-    case 'data': return dataView(main, parts[1] || '', parts[2] || '', heading);
+    case 'data': return dataView(main, parts[1] || '', parts[2] || '', parts[1] ? withTools(parts[1]) : heading);
+    case 'graphql': return parts[1] ? playgroundView(main, parts[1], heading) : location.replace('#/data');
+    case 'functions': return functionsView(main, parts[1] || '', heading);
+    case 'hooks': return parts[1] ? hooksView(main, parts[1], heading) : location.replace('#/functions');
     case 'apps':
       if (parts[1] && parts[2]) return releaseView(parts[1], parts[2]);
       return appsView();
@@ -55,6 +61,15 @@ function heading(text) {
   document.title = text + ' · Core console';
   h1.focus();
   return h1;
+}
+
+// withTools is heading plus an instance's links to its other views.
+function withTools(domain) {
+  return (text) => {
+    const h1 = heading(text);
+    main.append(h('p', { class: 'inline' }, playgroundLink(domain), hooksLink(domain)));
+    return h1;
+  };
 }
 
 function signIn(message) {
@@ -195,7 +210,7 @@ function renderInstances(list, instances, apps) {
   const err = alert();
   replace(list, h('div', { class: 'scroll' }, h('table', {},
     h('caption', { class: 'sr-only' }, 'Instances'),
-    h('thead', {}, h('tr', {}, ['Domain', 'App', 'Release', 'Created', 'Change release', 'Data'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('thead', {}, h('tr', {}, ['Domain', 'App', 'Release', 'Created', 'Change release', 'Open'].map((t) => h('th', { scope: 'col' }, t)))),
     h('tbody', {}, instances.map((inst) => {
       const select = h('select', { 'aria-label': `Release of ${inst.domain}` },
         releasesOf(apps, inst.app).map((r) => h('option', { value: r, selected: r === inst.release }, r)));
@@ -221,7 +236,8 @@ function renderInstances(list, instances, apps) {
         releaseCell,
         h('td', {}, new Date(inst.created).toLocaleString()),
         h('td', { class: 'inline' }, select, button),
-        h('td', {}, h('a', { href: `#/data/${encodeURIComponent(inst.domain)}`, 'aria-label': `Browse data of ${inst.domain}` }, 'Browse')));
+        h('td', { class: 'inline' }, h('a', { href: `#/data/${encodeURIComponent(inst.domain)}`, 'aria-label': `Browse data of ${inst.domain}` }, 'Browse'),
+          playgroundLink(inst.domain), hooksLink(inst.domain)));
     })))), msg, err);
 }
 
