@@ -21,7 +21,9 @@ const EnvRequireBrowser = "CORE_TEST_REQUIRE_BROWSER"
 // playwright-core (e2e/console.mjs) against the real server: sign in (a
 // wrong token first), publish a release with an SDL error and then fixed,
 // create an instance and change its release, create, filter and page
-// records, the phone size in the dark scheme, sign out. It keeps a
+// records, the phone size in the dark scheme, run a query in the GraphQL
+// playground (with completion), upload a function version, send a webhook
+// test and read the line the function logged, sign out. It keeps a
 // screenshot of each step in CORE_CONSOLE_ARTIFACTS, by default
 // console/e2e/artifacts (gitignored), and prints where.
 func TestConsoleInABrowser(t *testing.T) {

@@ -36,7 +36,7 @@ export function playgroundView(main, domain, heading) {
   variables.value = '{}';
   const headers = h('textarea', { class: 'code box', rows: 3, spellcheck: 'false', autocomplete: 'off' });
   headers.value = `core-domain: ${domain}\n`;
-  const token = tokenChooser(domain);
+  const token = tokenChooser(domain, () => loadSchema());
   const run = h('button', { type: 'submit', 'aria-keyshortcuts': 'Control+Enter' }, 'Run');
   const meta = status();
   const err = alert();
@@ -85,24 +85,29 @@ export function playgroundView(main, domain, heading) {
   });
   attachCompletion(editor, () => schema);
 
-  (async () => {
+  // The schema is what the chosen token may see: read again when it changes.
+  let latest = 0;
+  async function loadSchema() {
+    const mine = ++latest;
     const r = await graphql(domain, token.value(), INTROSPECT);
-    if (!r.ok) { replace(docs, h('h2', {}, 'Docs'), h('p', { class: 'alert error', role: 'alert' }, 'No schema: ' + describe(r))); return; }
+    if (mine !== latest) return;
+    if (!r.ok) { schema = null; replace(docs, h('h2', {}, 'Docs'), h('p', { class: 'alert error', role: 'alert' }, 'No schema: ' + describe(r))); return; }
     schema = model(r.body.data);
     docsPane(docs, schema);
-  })();
+  }
+  loadSchema();
 }
 
 // tokenChooser picks the authorization the playground sends: the
 // instance token (kept in this tab, or pasted here), an account's session
 // token (pasted, or got by logging in as the account), or none.
-function tokenChooser(domain) {
+function tokenChooser(domain, onChange) {
   const as = h('select', {},
     h('option', { value: 'instance' }, 'Instance token'),
     h('option', { value: 'account' }, 'Account session token'),
     h('option', { value: 'none' }, 'No token (anonymous)'));
   const inst = h('input', { type: 'password', autocomplete: 'off', spellcheck: 'false', value: session.instanceToken(domain) });
-  inst.addEventListener('change', () => session.setInstanceToken(domain, inst.value.trim()));
+  inst.addEventListener('change', () => { session.setInstanceToken(domain, inst.value.trim()); onChange(); });
   const acct = h('input', { type: 'password', autocomplete: 'off', spellcheck: 'false' });
   const user = h('input', { autocomplete: 'off', spellcheck: 'false' });
   const pass = h('input', { type: 'password', autocomplete: 'off' });
@@ -117,6 +122,7 @@ function tokenChooser(domain) {
     if (!r.ok || !l || !l.sessionToken) { report(msg, 'Not logged in: ' + (l && l.errorMsg ? `${l.errorMsg} (${l.errorCode})` : describe(r)), true); return; }
     acct.value = l.sessionToken;
     pass.value = '';
+    onChange();
     report(msg, `Logged in as ${user.value.trim()}: requests now carry that account's session token.`);
   } }, 'Log in');
   const instPart = field('Instance token', inst, 'The token shown when the instance was created (kept in this tab).');
@@ -124,7 +130,8 @@ function tokenChooser(domain) {
     h('details', {}, h('summary', {}, 'Log in as an account'),
       h('div', { class: 'row' }, field('Username', user), field('Password', pass)), login, msg));
   const show = () => { instPart.hidden = as.value !== 'instance'; acctPart.hidden = as.value !== 'account'; };
-  as.addEventListener('change', show);
+  as.addEventListener('change', () => { show(); onChange(); });
+  acct.addEventListener('change', onChange);
   show();
   return {
     el: h('fieldset', { class: 'token' }, h('legend', {}, 'Authorization'), field('Send as', as), instPart, acctPart),
