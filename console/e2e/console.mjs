@@ -255,8 +255,17 @@ async function playgroundAndFunctions(shopToken) {
   const editor = page.getByLabel('Query', { exact: true });
   await editor.fill('{\n  find(type: Product, arcql: "name = \'Teapot\'") {\n    edges { node { ... on Product { sku ');
   await editor.press('End');
-  await editor.pressSequentially('pri');
+  // Ctrl+Space lists Product's fields; the arrows move the active one; Escape closes.
   const listbox = page.getByRole('listbox', { name: 'Suggestions' });
+  await editor.press('Control+Space');
+  await visible(listbox.getByRole('option', { name: /^stock/ }));
+  const first = await editor.getAttribute('aria-activedescendant');
+  await editor.press('ArrowDown');
+  await visible(listbox.getByRole('option', { selected: true }));
+  expect(await editor.getAttribute('aria-activedescendant') !== first, 'ArrowDown does not move the active suggestion');
+  await editor.press('Escape');
+  await listbox.waitFor({ state: 'hidden' });
+  await editor.pressSequentially('pri');
   await visible(listbox.getByRole('option', { name: /^price/ }));
   expect(await editor.getAttribute('aria-activedescendant'), 'the text area does not point at the active suggestion');
   await shot('playground-completion');
