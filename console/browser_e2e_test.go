@@ -24,8 +24,10 @@ const EnvRequireBrowser = "CORE_TEST_REQUIRE_BROWSER"
 // records; sort, edit, fill a list of references, trash, untrash and
 // delete records (with clearArrayReferences); change an instance's
 // settings, rotate its token, force a breaking release, delete an
-// instance behind its typed domain; the phone size in the dark scheme,
-// sign out. It keeps a
+// instance behind its typed domain; the phone size in the dark scheme;
+// run a query in the GraphQL playground (with completion), upload a
+// function version, send a webhook test and read the line the function
+// logged; sign out. It keeps a
 // screenshot of each step in CORE_CONSOLE_ARTIFACTS, by default
 // console/e2e/artifacts (gitignored), and prints where.
 func TestConsoleInABrowser(t *testing.T) {

@@ -200,6 +200,9 @@ try {
     expect(unnamed.length === 0, `controls without an accessible name on ${hash}: ${unnamed.join(', ')}`);
   }
 
+  // The playground, functions and webhooks (playgroundAndFunctions below).
+  await playgroundAndFunctions(rotatedToken);
+
   // 7. Sign out forgets the token.
   await page.getByRole('button', { name: 'Sign out' }).click();
   await visible(page.getByLabel('Admin token'));
@@ -299,7 +302,7 @@ async function dataRecordSteps(token) {
   expect(!(await page.getByRole('status').filter({ hasText: 'Saved Shelf' }).isVisible()), 'Enter in the id field saved the form');
   await page.getByRole('button', { name: `Remove ${ids['Seed 1']} from products` }).click();
   await page.getByRole('button', { name: `Remove ${ids['Seed 1']} from products` }).waitFor({ state: 'detached' });
-  await noUnnamedControls('a record');
+  await checkNamed('a record');
   await fitsPhone('record-phone');
   await page.getByRole('button', { name: 'Save Shelf' }).click();
   await visible(page.getByRole('status').filter({ hasText: 'Saved Shelf front.' }));
@@ -348,7 +351,7 @@ async function instanceSteps(oldToken) {
   await visible(page.getByRole('heading', { name: 'Instances', level: 1 }));
   await page.getByRole('button', { name: 'Manage shop.local' }).click();
   const settings = await visible(page.getByRole('form', { name: 'Settings of shop.local' }));
-  await noUnnamedControls('an instance\'s settings');
+  await checkNamed('an instance\'s settings');
   await fitsPhone('settings-phone');
   await settings.getByLabel('Anonymous requests').check();
   await settings.getByLabel('CORS origins').fill('https://shop.example.com');
@@ -413,11 +416,6 @@ async function backToRecords(type, arcql) {
   await page.getByRole('button', { name: 'Apply filter' }).click();
 }
 
-async function noUnnamedControls(where) {
-  const unnamed = await page.evaluate(unnamedControls);
-  expect(unnamed.length === 0, `controls without an accessible name on ${where}: ${unnamed.join(', ')}`);
-}
-
 // fitsPhone checks the page at 390×844 does not scroll sideways, keeps a
 // screenshot, and goes back to 1280×800.
 async function fitsPhone(name) {
@@ -441,15 +439,159 @@ async function adminCall(method, p, body) {
   return out;
 }
 
-async function graphqlCall(token, query, mustSucceed = true) {
+function graphqlCall(token, query, mustSucceed = true) {
+  return instanceCall('shop.local', token, query, {}, mustSucceed);
+}
+
+// ---- The GraphQL playground, functions and webhooks (issue 17, items 5 and 6) ----
+
+// instanceCall runs a GraphQL document on an instance, as any client
+// would; it fails on an error answer unless told not to.
+async function instanceCall(domain, token, query, variables = {}, mustSucceed = true) {
   const res = await fetch(base + '/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'core-domain': 'shop.local', authorization: token },
-    body: JSON.stringify({ query }),
+    method: 'POST', headers: { 'content-type': 'application/json', 'core-domain': domain, authorization: token },
+    body: JSON.stringify({ query, variables }),
   });
-  const out = await res.json();
-  if (mustSucceed) expect(res.ok && !out.errors, `${query} answered ${res.status}: ${JSON.stringify(out)}`);
-  return out;
+  const body = await res.json();
+  if (mustSucceed) expect(res.ok && !body.errors, `${query} answered ${res.status}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+async function checkNamed(where) {
+  await page.locator('[aria-busy]').first().waitFor({ state: 'detached' });
+  const unnamed = await page.evaluate(unnamedControls);
+  expect(unnamed.length === 0, `controls without an accessible name on ${where}: ${unnamed.join(', ')}`);
+}
+
+async function playgroundAndFunctions(shopToken) {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.emulateMedia({ colorScheme: 'light' });
+
+  // Run a query in the playground, reached from the instance's row, with
+  // the completion list taking a field name.
+  await page.goto(base + '/console/#/instances');
+  await page.getByRole('link', { name: 'GraphQL of shop.local' }).click();
+  await visible(page.getByRole('heading', { name: 'GraphQL of shop.local', level: 1 }));
+  await visible(page.getByRole('button', { name: 'Query', exact: true })); // the docs pane's root type
+  const editor = page.getByLabel('Query', { exact: true });
+  // The teapot is gone (dataRecordSteps deleted it): the query asks for a seeded product.
+  const seed = (await graphqlCall(shopToken, `{ find(type: Product, arcql: "name = 'Seed 1'") { edges { node { ... on Product { price } } } } }`)).data.find.edges[0].node;
+  await editor.fill('{\n  find(type: Product, arcql: "name = \'Seed 1\'") {\n    edges { node { ... on Product { sku ');
+  await editor.press('End');
+  // Ctrl+Space lists Product's fields; the arrows move the active one; Escape closes.
+  const listbox = page.getByRole('listbox', { name: 'Suggestions' });
+  await editor.press('Control+Space');
+  await visible(listbox.getByRole('option', { name: /^stock/ }));
+  const first = await editor.getAttribute('aria-activedescendant');
+  await editor.press('ArrowDown');
+  await visible(listbox.getByRole('option', { selected: true }));
+  expect(await editor.getAttribute('aria-activedescendant') !== first, 'ArrowDown does not move the active suggestion');
+  await editor.press('Escape');
+  await listbox.waitFor({ state: 'hidden' });
+  await editor.pressSequentially('pri');
+  await visible(listbox.getByRole('option', { name: /^price/ }));
+  expect(await editor.getAttribute('aria-activedescendant'), 'the text area does not point at the active suggestion');
+  await shot('playground-completion');
+  await editor.press('Enter');
+  await listbox.waitFor({ state: 'hidden' });
+  await editor.pressSequentially(' name } } }');
+  await editor.press('Enter');
+  await editor.pressSequentially('}');
+  await editor.press('Enter');
+  await editor.pressSequentially('}');
+  expect((await editor.inputValue()).includes('... on Product { sku price name } } }'), `completion did not take "price": ${await editor.inputValue()}`);
+  await editor.press('Control+Enter');
+  const response = page.getByRole('region', { name: 'Response' });
+  await visible(response.filter({ hasText: '"name": "Seed 1"' }));
+  expect((await response.innerText()).includes(`"price": ${JSON.stringify(seed.price)}`), `the response lacks Seed 1's price ${seed.price}`);
+  await visible(page.getByRole('status').filter({ hasText: '200 OK' }));
+  // Completion knows arguments and type conditions too (the module, in
+  // this page, on the instance's own introspection).
+  const suggested = await page.evaluate(async () => {
+    const c = await import('./completion.js');
+    const res = await fetch('../graphql', { method: 'POST', headers: { 'content-type': 'application/json', 'core-domain': 'shop.local',
+      authorization: JSON.parse(sessionStorage.getItem('core.console.instanceTokens'))['shop.local'] }, body: JSON.stringify({ query: c.INTROSPECT }) });
+    const s = c.model((await res.json()).data);
+    const at = (doc) => c.complete(s, doc.replace('|', ''), doc.indexOf('|')).items.map((i) => i.label);
+    return { args: at('{ find(ty|'), value: at('{ find(type: |'), on: at('{ find(type: Product) { edges { node { ... on P|'),
+      nested: at('query { find(type: Product) { edges { node { ... on Product { core { cre|'), top: at('q|') };
+  });
+  expect(suggested.args[0] === 'type', `arguments: ${suggested.args}`);
+  expect(suggested.value.includes('Product'), `argument values: ${suggested.value}`);
+  expect(suggested.on.includes('Product'), `type conditions: ${suggested.on}`);
+  expect(suggested.nested[0] === 'created', `nested fields: ${suggested.nested}`);
+  expect(suggested.top[0] === 'query', `keywords: ${suggested.top}`);
+  // The docs pane: a root type's fields, then a type from there.
+  await page.getByRole('region', { name: 'Docs' }).getByRole('button', { name: 'Query', exact: true }).first().click();
+  await visible(page.getByRole('heading', { name: /^Query/, level: 3 }));
+  const docs = page.getByRole('region', { name: 'Docs' });
+  await docs.getByRole('button', { name: 'CoreFilterConnection', exact: true }).first().click();
+  await visible(page.getByRole('heading', { name: /^CoreFilterConnection/, level: 3 }));
+  await docs.getByRole('button', { name: '← Back' }).click();
+  await visible(page.getByRole('heading', { name: /^Query/, level: 3 }));
+  await docs.getByLabel('Find a type').fill('Produ');
+  await docs.getByRole('button', { name: 'Product', exact: true }).click();
+  await visible(page.getByRole('heading', { name: /^Product/, level: 3 }));
+  await visible(docs.getByText('sku', { exact: true }));
+  await checkNamed('the playground');
+  await shot('playground-run');
+
+  // Upload a function version. The app "hooks" binds function hello v1,
+  // not published yet, to a field that a Webhook record runs.
+  // The function logs a line and answers the webhook with what it got.
+  // (The steps run from the main flow's top-level await: constants they
+  // use live in here, not below it.)
+  const HELLO_JS = `exports.main = function (input, callback) {
+  const p = JSON.parse(input.args.payload);
+  console.log('hello from the console test: ' + p.body);
+  callback({ status: 201, headers: { 'x-console-test': 'yes' }, body: { got: JSON.parse(p.body) } }, null);
+};
+`;
+  await adminCall('PUT', '/apps/hooks/releases/v1', { schema: 'type Mutation { hello(payload: WebhookPayload): WebhookResponse @fn(name: "hello", version: "v1") }' });
+  const hooks = await adminCall('POST', '/instances', { domain: 'hooks.local', app: 'hooks', release: 'v1', anonymousRequests: true });
+  await instanceCall('hooks.local', hooks.token, 'mutation { upsert(values: {Webhook: [{name: "hello", query: {type: Mutation, field: "hello"}}]}) { id } }');
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Functions' }).click();
+  await page.getByRole('link', { name: 'Functions of hooks' }).click();
+  await visible(page.getByRole('heading', { name: 'Functions of hooks', level: 1 }));
+  await visible(page.getByText('No function versions yet'));
+  await page.getByLabel('File').setInputFiles({ name: 'hello.js', mimeType: 'text/javascript', buffer: Buffer.from(HELLO_JS) });
+  expect(await page.getByLabel('Function', { exact: true }).inputValue() === 'hello', 'the function name is not taken from the file');
+  await page.getByLabel('Version', { exact: true }).fill('v1');
+  await page.getByRole('button', { name: 'Upload version' }).click();
+  await visible(page.getByRole('status').filter({ hasText: 'Published hello v1: created.' }));
+  await visible(page.getByRole('button', { name: 'Delete hello v1' }));
+  await checkNamed('the function versions');
+  await shot('function-uploaded');
+
+  // A webhook test send shows status, headers and body.
+  await page.getByRole('link', { name: 'Function log and webhooks of hooks.local' }).click();
+  await visible(page.getByRole('heading', { name: 'Functions and webhooks of hooks.local', level: 1 }));
+  await page.getByLabel('Instance token').fill(hooks.token);
+  await page.getByRole('button', { name: 'Use token' }).click();
+  await visible(page.getByRole('cell', { name: base + '/webhook/hooks.local/hello' }));
+  await page.getByRole('button', { name: 'Send test to hello' }).click();
+  expect(await page.getByLabel('Webhook URL').inputValue() === base + '/webhook/hooks.local/hello', 'Send test did not fill in the URL');
+  await page.getByLabel('Body').fill('{"ping": 1}');
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
+  await visible(page.getByText('Status 201'));
+  await visible(page.getByRole('rowheader', { name: 'x-console-test' }));
+  await visible(page.getByRole('region', { name: 'Response body' }).filter({ hasText: '"ping": 1' }));
+  await shot('webhook-test-sent');
+
+  // Read the function log entry: the log view refreshes by itself.
+  await visible(page.getByRole('cell', { name: 'hello from the console test: {"ping": 1}' }));
+  await visible(page.getByRole('cell', { name: 'hello@v1' }));
+  await checkNamed('the function log and webhooks');
+  await shot('function-log');
+
+  // The playground at the phone size, in the dark scheme.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.goto(base + '/console/#/graphql/shop.local');
+  await visible(page.getByRole('button', { name: 'Query', exact: true }));
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow <= 0, `the playground scrolls sideways at 390 px (by ${overflow} px)`);
+  await shot('playground-phone-dark');
 }
 
 // unnamedControls lists the buttons, links and fields with no name a

@@ -1,10 +1,13 @@
 // The console's views, one per hash route (#/apps, #/apps/{app}/{release},
-// #/instances, #/data/{domain}/{type}): the page itself is one static file.
+// #/instances, #/data/{domain}/{type}, #/graphql/{domain},
+// #/functions/{app}, #/hooks/{domain}): the page itself is one static file.
 import { admin, describe, session, whenUnauthenticated } from './api.js';
 import { alert, field, h, replace, report, status } from './dom.js';
 import { sdlEditor } from './editor.js';
 import { instancesView as showInstances } from './instances.js';
 import { dataView } from './data.js';
+import { playgroundLink, playgroundView } from './playground.js';
+import { functionsView, hooksLink, hooksView } from './functions.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -38,7 +41,10 @@ function render() {
   }
   switch (parts[0]) {
     case 'instances': return instancesView();
-    case 'data': return dataView(main, parts[1] || '', parts[2] || '', heading);
+    case 'data': return dataView(main, parts[1] || '', parts[2] || '', parts[1] ? withTools(parts[1]) : heading);
+    case 'graphql': return parts[1] ? playgroundView(main, parts[1], heading) : location.replace('#/data');
+    case 'functions': return functionsView(main, parts[1] || '', heading);
+    case 'hooks': return parts[1] ? hooksView(main, parts[1], heading) : location.replace('#/functions');
     case 'apps':
       if (parts[1] && parts[2]) return releaseView(parts[1], parts[2]);
       return appsView();
@@ -56,6 +62,15 @@ function heading(text) {
   document.title = text + ' · Core console';
   h1.focus();
   return h1;
+}
+
+// withTools is heading plus an instance's links to its other views.
+function withTools(domain) {
+  return (text) => {
+    const h1 = heading(text);
+    main.append(h('p', { class: 'inline' }, playgroundLink(domain), hooksLink(domain)));
+    return h1;
+  };
 }
 
 function signIn(message) {

@@ -5,6 +5,8 @@
 import { admin, describe, session } from './api.js';
 import { alert, field, h, replace, report, status } from './dom.js';
 import { forgetSchema } from './data.js';
+import { playgroundLink } from './playground.js';
+import { hooksLink } from './functions.js';
 
 export async function instancesView(main, heading) {
   heading('Instances');
@@ -39,7 +41,7 @@ function renderInstances(list, panel, instances, apps, refresh) {
   const err = alert();
   replace(list, h('div', { class: 'scroll' }, h('table', {},
     h('caption', { class: 'sr-only' }, 'Instances'),
-    h('thead', {}, h('tr', {}, ['Domain', 'App', 'Release', 'Created', 'Change release', 'Data', 'Manage'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('thead', {}, h('tr', {}, ['Domain', 'App', 'Release', 'Created', 'Change release', 'Open', 'Manage'].map((t) => h('th', { scope: 'col' }, t)))),
     h('tbody', {}, instances.map((inst) => {
       const select = h('select', { 'aria-label': `Release of ${inst.domain}` },
         releasesOf(apps, inst.app).map((r) => h('option', { value: r, selected: r === inst.release }, r)));
@@ -74,7 +76,8 @@ function renderInstances(list, panel, instances, apps, refresh) {
         releaseCell,
         h('td', {}, new Date(inst.created).toLocaleString()),
         h('td', { class: 'inline' }, select, button),
-        h('td', {}, h('a', { href: `#/data/${encodeURIComponent(inst.domain)}`, 'aria-label': `Browse data of ${inst.domain}` }, 'Browse')),
+        h('td', { class: 'inline' }, h('a', { href: `#/data/${encodeURIComponent(inst.domain)}`, 'aria-label': `Browse data of ${inst.domain}` }, 'Browse'),
+          playgroundLink(inst.domain), hooksLink(inst.domain)),
         h('td', {}, h('button', { type: 'button', 'aria-label': `Manage ${inst.domain}`, onclick: () => {
           replace(panel, managePanel(inst, refresh, panel));
           panel.querySelector('h2').focus();
