@@ -125,16 +125,27 @@ func (e *Engine) CloseStreams() { e.stopStreams() }
 
 // openConnection counts a subscription connection (an event stream, a
 // WebSocket) of inst, refused with SUBSCRIPTION_LIMIT when the instance
-// has as many open in this process as its setting subscriptionConnections
-// allows. Call release once when the connection ends.
+// has as many open in this process as its part of the setting
+// subscriptionConnections allows: processes sharing a store divide it as
+// they divide rate limits (WithRateShare), each allowing its part rounded
+// up. Call release once when the connection ends.
 func (e *Engine) openConnection(inst *tenant.Instance) (release func(), err error) {
 	limit := inst.Settings.SubscriptionConnections
 	if limit <= 0 {
 		limit = tenant.DefaultSubscriptionConnections
 	}
+	part, n := limit, 1
+	if e.rateShare != nil {
+		n = max(1, e.rateShare())
+		part = (limit + n - 1) / n
+	}
 	e.connsMu.Lock()
 	defer e.connsMu.Unlock()
-	if e.conns[inst.ID] >= limit {
+	if e.conns[inst.ID] >= part {
+		if n > 1 {
+			return nil, errcode.New(errcode.SubscriptionLimit,
+				"the instance has %d subscription connections open in this process, its part (of %d processes) of the %d its setting subscriptionConnections allows: close one first", part, n, limit)
+		}
 		return nil, errcode.New(errcode.SubscriptionLimit,
 			"the instance has %d subscription connections open, the most its setting subscriptionConnections allows: close one first", limit)
 	}

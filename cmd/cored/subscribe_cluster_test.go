@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -128,5 +129,69 @@ func TestSubscriptionsAcrossProcesses(t *testing.T) {
 	}
 	if strings.Join(gotSSE, ",") != strings.Join(want, ",") || strings.Join(gotWS, ",") != strings.Join(want, ",") {
 		t.Errorf("events on b: SSE %v, WebSocket %v, want %v", gotSSE, gotWS, want)
+	}
+}
+
+// TestSubscriptionConnectionsAcrossProcesses: processes on one MongoDB
+// divide an instance's subscriptionConnections as they divide rate
+// limits. With a setting of 2 and two processes, once each counts the
+// other, a holds one event stream and refuses a second, naming its part;
+// b still takes one of its own.
+func TestSubscriptionConnectionsAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	a, b, inst := startPair(t)
+	admin := map[string]string{"authorization": a.tokens()[0]}
+	if st, body := a.call(t, "PATCH", "/admin/v1/instances/shop.test", admin, map[string]any{"subscriptionConnections": 2}); st != 200 {
+		t.Fatalf("setting: %d %v", st, body)
+	}
+	guard, stop := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard only
+	defer stop()
+	// open starts an event stream on p; the caller closes what it answers.
+	open := func(p *coredProcess) *http.Response {
+		q, _ := json.Marshal(map[string]any{"query": `subscription { subscribe(type: Book) { op } }`})
+		req, _ := http.NewRequestWithContext(guard, http.MethodPost, "http://"+p.addr+"/graphql", bytes.NewReader(q))
+		req.Header.Set("content-type", "application/json")
+		req.Header.Set("accept", "text/event-stream")
+		for k, v := range inst {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	held := open(a)
+	defer held.Body.Close()
+	if held.StatusCode != http.StatusOK {
+		t.Fatalf("a first event stream on a: %d", held.StatusCode)
+	}
+	// Until a counts b (its heartbeats), a allows the whole setting: a
+	// second stream opens and is closed again; then a refuses it.
+	for {
+		second := open(a)
+		var body []byte
+		if second.StatusCode != http.StatusOK {
+			body, _ = io.ReadAll(io.LimitReader(second.Body, 4096))
+		}
+		second.Body.Close() // an event stream: nothing to read
+		// Not divided yet: the stream opened, or the one before was not
+		// yet released and the whole setting is taken.
+		if second.StatusCode == http.StatusOK || (second.StatusCode == http.StatusTooManyRequests && !strings.Contains(string(body), "its part")) {
+			if guard.Err() != nil {
+				t.Fatal("a never divided the setting with b")
+			}
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if second.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "its part (of 2 processes) of the 2") {
+			t.Fatalf("a second event stream on a: %d %s, want 429 naming a's part", second.StatusCode, body)
+		}
+		break
+	}
+	onB := open(b)
+	defer onB.Body.Close()
+	if onB.StatusCode != http.StatusOK {
+		t.Fatalf("an event stream on b: %d", onB.StatusCode)
 	}
 }
