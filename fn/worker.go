@@ -318,7 +318,12 @@ func watchMemory(limit int64, stop context.CancelCauseFunc) (end func()) {
 		t     *time.Timer
 	)
 	// A timer rather than a goroutine: most calls end before the first
-	// look, and starting a goroutine wakes a thread.
+	// look, and starting a goroutine wakes a thread. t is set under mu,
+	// which the timer's function takes before it reads t: under load the
+	// first look may come before AfterFunc has returned (it then found t
+	// nil, and the worker died of the nil Reset).
+	mu.Lock()
+	defer mu.Unlock()
 	t = time.AfterFunc(memoryCheck, func() {
 		if heapObjects()-base > limit {
 			// Garbage counts until collected: collect, then judge what
