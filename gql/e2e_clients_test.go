@@ -11,13 +11,9 @@ import (
 	"time"
 
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/internal/nodetest"
 	"github.com/corehq/core/server/servertest"
 )
-
-// envRequireBrowser is console/browser_e2e_test.go's EnvRequireBrowser:
-// .ci/run sets it once Node.js and the npm packages are installed, and a
-// missing node or node_modules then fails the test instead of skipping it.
-const envRequireBrowser = "CORE_TEST_REQUIRE_BROWSER"
 
 // TestSubscriptionsWithRealClients runs e2e-clients/clients.mjs against the
 // real server: graphql-ws's and graphql-sse's own clients and a hand-written
@@ -27,7 +23,10 @@ const envRequireBrowser = "CORE_TEST_REQUIRE_BROWSER"
 // subscriptions on every transport.
 func TestSubscriptionsWithRealClients(t *testing.T) {
 	t.Parallel()
-	node, script := nodeClients(t)
+	// Skips without node or the packages (npm ci in e2e-clients), and
+	// fails instead under nodetest.EnvRequire, as .ci/run sets it.
+	node, script := nodetest.Script(t, "subscription clients test", filepath.Join("e2e-clients", "clients.mjs"),
+		"graphql-ws", "graphql-sse", "ws", "graphql")
 	cfg := gql.DefaultConfig()
 	cfg.SessionCheck = 50 * time.Millisecond // the logout is noticed at once
 	admin := newBookstore(t, servertest.WithGQLConfig(cfg))
@@ -58,36 +57,4 @@ func TestSubscriptionsWithRealClients(t *testing.T) {
 	if !strings.HasSuffix(string(out), "\nok\n") {
 		t.Fatalf("node %s did not finish:\n%s", filepath.Base(script), out)
 	}
-}
-
-// nodeClients finds node and e2e-clients/clients.mjs with its
-// node_modules, or skips (fails under CORE_TEST_REQUIRE_BROWSER) saying
-// what is missing and how .ci/run provides it. It is a small copy of the
-// node half of console/browser_e2e_test.go's browserTools (test files of
-// two packages cannot share a helper without a package of its own).
-func nodeClients(t *testing.T) (node, script string) {
-	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv(envRequireBrowser) != "" {
-			t.Fatalf("%s (%s is set)", msg, envRequireBrowser)
-		}
-		fmt.Printf("subscription clients test skipped: %s\n", msg)
-		t.Skip(msg)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("no node: install Node.js (.ci/run installs Debian's nodejs and npm where they are missing)")
-	}
-	script, err = filepath.Abs(filepath.Join("e2e-clients", "clients.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, pkg := range []string{"graphql-ws", "graphql-sse", "ws", "graphql"} {
-		if _, err := os.Stat(filepath.Join(filepath.Dir(script), "node_modules", pkg, "package.json")); err != nil {
-			missing("no %s in gql/e2e-clients/node_modules: run npm ci there, as .ci/run does", pkg)
-		}
-	}
-	return node, script
 }
