@@ -10,12 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corehq/core/internal/nodetest"
 	"github.com/corehq/core/server/servertest"
 )
-
-// EnvRequireBrowser, when set (as .ci/run sets it), turns the browser
-// test's skip for a missing chromium, node or node_modules into a failure.
-const EnvRequireBrowser = "CORE_TEST_REQUIRE_BROWSER"
 
 // TestConsoleInABrowser drives the console in Debian's chromium with
 // playwright-core (e2e/console.mjs) against the real server: sign in (a
@@ -78,19 +75,11 @@ func TestConsoleInABrowser(t *testing.T) {
 }
 
 // browserTools finds chromium, node and the playwright script with its
-// node_modules, or skips (fails under CORE_TEST_REQUIRE_BROWSER) saying
-// what is missing and how .ci/run provides it.
+// node_modules, or skips (fails under nodetest.EnvRequire) saying what is
+// missing and how .ci/run provides it.
 func browserTools(t *testing.T) (chromium, node, script string) {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv(EnvRequireBrowser) != "" {
-			t.Fatalf("%s (%s is set)", msg, EnvRequireBrowser)
-		}
-		fmt.Printf("console browser test skipped: %s\n", msg)
-		t.Skip(msg)
-	}
+	const test = "console browser test"
 	chromium = os.Getenv("CHROMIUM")
 	if chromium == "" {
 		for _, name := range []string{"chromium", "/usr/bin/chromium", "chromium-browser"} {
@@ -101,18 +90,8 @@ func browserTools(t *testing.T) (chromium, node, script string) {
 		}
 	}
 	if chromium == "" {
-		missing("no chromium: install Debian's (apt-get install chromium), as .ci/run does, or set CHROMIUM")
+		nodetest.Missing(t, test, "no chromium: install Debian's (apt-get install chromium), as .ci/run does, or set CHROMIUM")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("no node: install Node.js (.ci/run installs Debian's nodejs and npm where they are missing)")
-	}
-	script, err = filepath.Abs(filepath.Join("e2e", "console.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(script), "node_modules", "playwright-core", "package.json")); err != nil {
-		missing("no playwright-core in console/e2e/node_modules: run npm ci there, as .ci/run does")
-	}
+	node, script = nodetest.Script(t, test, filepath.Join("e2e", "console.mjs"), "playwright-core")
 	return chromium, node, script
 }
