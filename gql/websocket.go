@@ -35,7 +35,10 @@ import (
 // the upgrade request's headers; the connection opens the instance and
 // the caller once, as a request to /graphql does. Each subscription is a
 // Stream (subscribe.go); queries and mutations sent on the connection run
-// once and complete. A connection runs at most Config.MaxSubscriptions
+// once and complete. A connection's messages are handled in order: a
+// subscription has its starting point in the feed before the next
+// message is read, so the answer to a query sent after a subscribe tells
+// a client that writes from then on reach it. A connection runs at most Config.MaxSubscriptions
 // subscriptions; one whose client reads too slowly (a subscription's
 // queue full) is closed with 1008 and a reason saying so; a connection_init
 // past the instance's subscriptionConnections closes with 1013 (try again
