@@ -32,6 +32,7 @@ type loadConfig struct {
 	timeout    time.Duration
 	rngSeed    uint64
 	keepGoing  bool // a failing sanity check warns instead of stopping
+	fanout     fanoutConfig
 }
 
 func defaultLoadConfig() loadConfig {
@@ -49,6 +50,7 @@ func defaultLoadConfig() loadConfig {
 		idleMax:    20,
 		timeout:    60 * time.Second,
 		rngSeed:    42,
+		fanout:     defaultFanoutConfig(),
 	}
 }
 
@@ -93,6 +95,7 @@ type report struct {
 	rssSeeded, rssLoadMax, hwm int64
 	notes                      []string
 	sqlite                     []sqliteRow // the SQLite comparison, when asked for
+	fanout                     *fanoutRow  // the subscription fan-out, when it ran
 }
 
 // meter measures the server around a piece of work: CPU time, memory,
@@ -250,8 +253,8 @@ func runBench(ctx context.Context, srv *server, cfg loadConfig, p *progress) (*r
 		return nil, usageError{err.Error()}
 	}
 	for _, name := range cfg.only {
-		if !slices.Contains(scenarioNames(), name) {
-			return nil, usageError{fmt.Sprintf("--only: no scenario %q (have %s)", name, strings.Join(scenarioNames(), ", "))}
+		if !slices.Contains(scenarioNames(), name) && name != scFanout {
+			return nil, usageError{fmt.Sprintf("--only: no scenario %q (have %s, %s)", name, strings.Join(scenarioNames(), ", "), scFanout)}
 		}
 	}
 	m := newMeter(srv.pid)
@@ -328,6 +331,23 @@ func runBench(ctx context.Context, srv *server, cfg loadConfig, p *progress) (*r
 		p.printf("  %.0f req/s, p50 %s ms, p99 %s ms, server CPU %s ms/request; load generator %s%% of a core, other processes %s%%",
 			rw.rps, fmtMS(rw.p50), fmtMS(rw.p99), fmtCPU(rw.cpuPerReq), fmtPct(rw.loadPct), fmtPct(rw.otherPct))
 		r.rows = append(r.rows, rw)
+	}
+	if cfg.fanout.subscribers > 0 && (len(cfg.only) == 0 || slices.Contains(cfg.only, scFanout)) {
+		waitIdle := func() {
+			if note := m.waitIdle(ctx, cfg.waitIdle, cfg.idleMax, p); note != "" {
+				r.notes = append(r.notes, scFanout+": "+note)
+			}
+		}
+		fr, err := runFanout(ctx, srv, m, in, cfg.fanout, cfg.timeout, waitIdle, p)
+		if err != nil {
+			return nil, err
+		}
+		if fr.failed > 0 {
+			r.notes = append(r.notes, fmt.Sprintf("%s: %d writes or subscribers failed; first: %s", scFanout, fr.failed, fr.note))
+		}
+		p.printf("  %.0f writes/s, %.0f events/s, delivery p50 %s ms, p99 %s ms, server CPU %s ms/event, %s kB/subscription; load generator %s%% of a core, other processes %s%%",
+			fr.writeRate, fr.eventRate, fmtMS(fr.p50), fmtMS(fr.p99), fmtCPU(fr.cpuPerEvent), fmtKB(fr.subKB), fmtPct(fr.loadPct), fmtPct(fr.otherPct))
+		r.fanout = &fr
 	}
 	r.hwm = m.kB("VmHWM")
 	if cfg.sqlite != "" && slices.ContainsFunc(run, func(sc *scenario) bool { return sc.class == classAggregate }) {
