@@ -55,7 +55,7 @@ type fanoutConfig struct {
 }
 
 func defaultFanoutConfig() fanoutConfig {
-	return fanoutConfig{subscribers: 1000, writes: 5000, rate: 1000, window: 200, writers: 8, dialConc: 32, settle: 2 * time.Second}
+	return fanoutConfig{subscribers: 1000, writes: 2000, rate: 1000, window: 200, writers: 8, dialConc: 32, settle: 2 * time.Second}
 }
 
 // fanoutRow is the scenario's result.
@@ -337,6 +337,7 @@ func runFanout(ctx context.Context, srv *server, m *meter, in instance, cfg fano
 	start := time.Now()
 	live := func() int32 { return int32(cfg.subscribers) - r.lost.Load() }
 	var feedErr error
+	lastSaid := start
 	for k := 1; k <= cfg.writes; k++ {
 		if d := time.Until(start.Add(time.Duration(float64(k-1) / cfg.rate * float64(time.Second)))); d > 0 {
 			time.Sleep(d)
@@ -349,6 +350,10 @@ func runFanout(ctx context.Context, srv *server, m *meter, in instance, cfg fano
 			}
 		}
 		jobs <- k
+		if time.Since(lastSaid) >= 10*time.Second {
+			lastSaid = time.Now()
+			p.printf("  %d writes sent, %d events received (%.0f/s)", k, r.total.Load(), float64(r.total.Load())/time.Since(start).Seconds())
+		}
 	}
 	close(jobs)
 	writers.Wait()
