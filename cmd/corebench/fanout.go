@@ -339,6 +339,10 @@ func runFanout(ctx context.Context, srv *server, m *meter, in instance, cfg fano
 	var feedErr error
 	lastSaid := start
 	for k := 1; k <= cfg.writes; k++ {
+		if err := ctx.Err(); err != nil {
+			feedErr = err
+			break
+		}
 		if d := time.Until(start.Add(time.Duration(float64(k-1) / cfg.rate * float64(time.Second)))); d > 0 {
 			time.Sleep(d)
 		}
