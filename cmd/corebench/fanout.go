@@ -159,6 +159,7 @@ func fanoutSeq(msg []byte) (int, bool) {
 // read runs subscriber i until its connection ends.
 func (r *fanoutRun) read(ctx context.Context, i int, c *websocket.Conn) {
 	h, hmu := &r.hists[i%len(r.hists)], &r.hmu[i%len(r.hmu)]
+	probed := false
 	for {
 		_, msg, err := c.Read(ctx)
 		if err != nil {
@@ -178,7 +179,10 @@ func (r *fanoutRun) read(ctx context.Context, i int, c *websocket.Conn) {
 				r.bad(fmt.Sprintf("subscriber %d: %s", i, excerpt(msg, 300)))
 			}
 		case k == 0:
-			r.ready.Add(1)
+			if !probed {
+				probed = true
+				r.ready.Add(1)
+			}
 		case k < len(r.sent):
 			if s := r.sent[k].Load(); s > 0 {
 				hmu.Lock()
@@ -270,24 +274,32 @@ func runFanout(ctx context.Context, srv *server, m *meter, in instance, cfg fano
 		return rw, dialErr
 	}
 
-	// The probe: write 0 must reach every subscriber, which shows each
-	// subscription runs before the clock starts.
+	// The probe: a write numbered 0 must reach every subscriber, which
+	// shows each subscription runs before the clock starts. A subscribe
+	// message has no answer, so a subscription may start after a probe
+	// committed: the probe is written again every 100 ms until all have
+	// one (later copies are ignored).
 	write := newRequest(srv.host, "POST", mustTemplate("/rest/v1"),
 		mustTemplate(`{"values":{"Book":[{"title":"`+fanoutTitle+`{n}","authorid":1,"price":1}]}}`), nil,
 		[][2]string{{"core-domain", in.domain}, {"authorization", in.token}})
 	probe := newConn(srv.host, timeout)
+	defer probe.close()
 	buf, _ := write.build(nil, nil, values{seq: 0})
-	status, out, err := probe.roundTrip(buf, nil)
-	probe.close()
-	if err == nil && (status < 200 || status > 299) {
-		err = fmt.Errorf("HTTP %d: %s", status, excerpt(out, 300))
-	}
-	if err != nil {
-		return rw, fmt.Errorf("%s: the probe write: %w", scFanout, err)
-	}
-	if err := waitFor(ctx, 30*time.Second, func() bool { return int(r.ready.Load()) >= cfg.subscribers || r.lost.Load() > 0 },
-		func() int64 { return int64(r.ready.Load()) }); err != nil || r.lost.Load() > 0 {
-		return rw, fmt.Errorf("%s: %d of %d subscribers received the probe write (%v; %s)", scFanout, r.ready.Load(), cfg.subscribers, err, r.first)
+	allReady := func() bool { return int(r.ready.Load()) >= cfg.subscribers }
+	for deadline := time.Now().Add(30 * time.Second); !allReady(); {
+		status, out, err := probe.roundTrip(buf, nil)
+		if err == nil && (status < 200 || status > 299) {
+			err = fmt.Errorf("HTTP %d: %s", status, excerpt(out, 300))
+		}
+		if err != nil {
+			return rw, fmt.Errorf("%s: the probe write: %w", scFanout, err)
+		}
+		for next := time.Now().Add(100 * time.Millisecond); !allReady() && time.Now().Before(next); {
+			time.Sleep(time.Millisecond)
+		}
+		if r.lost.Load() > 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			return rw, fmt.Errorf("%s: %d of %d subscribers received a probe write within 30 s (%s)", scFanout, r.ready.Load(), cfg.subscribers, r.first)
+		}
 	}
 	time.Sleep(cfg.settle)
 	rssSubs := m.kB("VmRSS")

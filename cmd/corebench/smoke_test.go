@@ -84,11 +84,11 @@ func TestE2E(t *testing.T) {
 	}
 	var out strings.Builder
 	args := []string{"--src", "../..", "--books", "200", "--authors", "20", "--reads", "300", "--writes", "100", "--logins", "4",
-		"--warmup", "50", "--wait-idle", "0"}
+		"--warmup", "50", "--wait-idle", "0", "--subscribers", "50", "--sub-writes", "40"}
 	if err := run(t.Context(), args, &out, testWriter{t}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range scenarioNames() {
+	for _, name := range append(scenarioNames(), scFanout) {
 		if !strings.Contains(out.String(), "| "+name+" | ") {
 			t.Errorf("no row for %s:\n%s", name, out.String())
 		}
