@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -32,6 +33,7 @@ type loadConfig struct {
 	timeout    time.Duration
 	rngSeed    uint64
 	keepGoing  bool // a failing sanity check warns instead of stopping
+	fanout     fanoutConfig
 }
 
 func defaultLoadConfig() loadConfig {
@@ -49,6 +51,7 @@ func defaultLoadConfig() loadConfig {
 		idleMax:    20,
 		timeout:    60 * time.Second,
 		rngSeed:    42,
+		fanout:     defaultFanoutConfig(),
 	}
 }
 
@@ -93,17 +96,30 @@ type report struct {
 	rssSeeded, rssLoadMax, hwm int64
 	notes                      []string
 	sqlite                     []sqliteRow // the SQLite comparison, when asked for
+	fanout                     *fanoutRow  // the subscription fan-out, when it ran
 }
 
 // meter measures the server around a piece of work: CPU time, memory,
-// and what other processes used meanwhile.
+// and what other processes used meanwhile. The server may be several
+// processes (--processes): their figures are summed.
 type meter struct {
-	pid  int
+	pid  int   // the first server process; 0 when unknown
+	pids []int // every server process
+	// aux are processes of the server's set-up that are not "other"
+	// load (the FerretDB of --ferretdb): counted in neither figure.
+	aux  []int
 	clk  float64
 	self int
 }
 
-func newMeter(pid int) *meter { return &meter{pid: pid, clk: clockTicks(), self: os.Getpid()} }
+func newMeter(pids ...int) *meter {
+	pids = slices.DeleteFunc(slices.Clone(pids), func(p int) bool { return p <= 0 })
+	m := &meter{pids: pids, clk: clockTicks(), self: os.Getpid()}
+	if len(pids) > 0 {
+		m.pid = pids[0]
+	}
+	return m
+}
 
 // sample is one reading.
 type sample struct {
@@ -117,10 +133,18 @@ func (m *meter) read() sample {
 		s.self = t
 	}
 	if m.pid > 0 {
-		if t, err := treeCPU(m.pid); err == nil {
-			s.srvCPU = t
+		skip := append([]int{m.self}, m.aux...)
+		s.srvCPU = 0
+		for _, p := range m.pids {
+			t, err := treeCPU(p)
+			if err != nil {
+				s.srvCPU = -1
+				break
+			}
+			s.srvCPU += t
+			skip = append(skip, family(p)...)
 		}
-		s.other = othersCPU(append(family(m.pid), m.self)...)
+		s.other = othersCPU(skip...)
 	}
 	return s
 }
@@ -152,24 +176,39 @@ func (m *meter) selfPct(a, b sample) float64 {
 	return float64(b.self-a.self) / m.clk / secs * 100
 }
 
-// kB reads a memory figure of the server; -1 when unknown. While function
-// worker processes run, VmRSS is the summed PSS of the server and them.
+// kB reads a memory figure of the server, summed over its processes; -1
+// when unknown.
 func (m *meter) kB(key string) int64 {
 	if m.pid <= 0 {
 		return -1
 	}
-	v, err := procStatusKB(m.pid, key)
+	var total int64
+	for _, p := range m.pids {
+		v := processKB(p, key)
+		if v < 0 {
+			return -1
+		}
+		total += v
+	}
+	return total
+}
+
+// processKB reads a memory figure of one server process; -1 when unknown.
+// While function worker processes run, VmRSS is the summed PSS of the
+// process and them.
+func processKB(pid int, key string) int64 {
+	v, err := procStatusKB(pid, key)
 	if err != nil {
 		return -1
 	}
-	if f := family(m.pid); key == "VmRSS" && len(f) > 1 {
+	if f := family(pid); key == "VmRSS" && len(f) > 1 {
 		// The function worker processes' memory is the server's too;
 		// they share the binary's pages with it, which RSS would count
 		// once per process: their proportional shares (PSS) are summed.
 		var pss int64
 		for _, p := range f {
 			kb, err := procRollupKB(p, "Pss")
-			if err != nil && p == m.pid {
+			if err != nil && p == pid {
 				return v
 			}
 			pss += kb
@@ -250,11 +289,12 @@ func runBench(ctx context.Context, srv *server, cfg loadConfig, p *progress) (*r
 		return nil, usageError{err.Error()}
 	}
 	for _, name := range cfg.only {
-		if !slices.Contains(scenarioNames(), name) {
-			return nil, usageError{fmt.Sprintf("--only: no scenario %q (have %s)", name, strings.Join(scenarioNames(), ", "))}
+		if !slices.Contains(scenarioNames(), name) && name != scFanout {
+			return nil, usageError{fmt.Sprintf("--only: no scenario %q (have %s, %s)", name, strings.Join(scenarioNames(), ", "), scFanout)}
 		}
 	}
-	m := newMeter(srv.pid)
+	m := newMeter(srv.pids()...)
+	m.aux = srv.aux
 	c := newClient(srv.base)
 
 	// Stop the load at once if the server dies.
@@ -276,6 +316,11 @@ func runBench(ctx context.Context, srv *server, cfg loadConfig, p *progress) (*r
 		return nil, err
 	}
 	in.host = srv.host
+	if len(srv.extra) > 0 {
+		if err := waitAllKnow(ctx, srv, in, p); err != nil {
+			return nil, err
+		}
+	}
 	p.printf("seeding %d books and %d authors (%d books each) through POST /rest/v1, %d per request",
 		cfg.data.books, cfg.data.authors, cfg.data.perAuthor, cfg.seed.batch)
 	t0 := time.Now()
@@ -283,7 +328,10 @@ func runBench(ctx context.Context, srv *server, cfg loadConfig, p *progress) (*r
 		return nil, err
 	}
 	r.seeded = time.Since(t0)
-	if in.grantee, err = createUser(ctx, c, in); err != nil {
+	// The grants of the grantee's scenario take long on a slow store:
+	// made only when it runs.
+	grants := len(cfg.only) == 0 || slices.Contains(cfg.only, scGranteeList)
+	if in.grantee, err = createUser(ctx, c, in, grants); err != nil {
 		return nil, err
 	}
 	if err := verifySeed(ctx, c, in); err != nil {
@@ -328,6 +376,23 @@ func runBench(ctx context.Context, srv *server, cfg loadConfig, p *progress) (*r
 		p.printf("  %.0f req/s, p50 %s ms, p99 %s ms, server CPU %s ms/request; load generator %s%% of a core, other processes %s%%",
 			rw.rps, fmtMS(rw.p50), fmtMS(rw.p99), fmtCPU(rw.cpuPerReq), fmtPct(rw.loadPct), fmtPct(rw.otherPct))
 		r.rows = append(r.rows, rw)
+	}
+	if cfg.fanout.subscribers > 0 && (len(cfg.only) == 0 || slices.Contains(cfg.only, scFanout)) {
+		waitIdle := func() {
+			if note := m.waitIdle(ctx, cfg.waitIdle, cfg.idleMax, p); note != "" {
+				r.notes = append(r.notes, scFanout+": "+note)
+			}
+		}
+		fr, err := runFanout(ctx, srv, m, in, cfg.fanout, cfg.timeout, waitIdle, p)
+		if err != nil {
+			return nil, err
+		}
+		if fr.failed > 0 {
+			r.notes = append(r.notes, fmt.Sprintf("%s: %d writes or subscribers failed; first: %s", scFanout, fr.failed, fr.note))
+		}
+		p.printf("  %.0f writes/s, %.0f events/s, delivery p50 %s ms, p99 %s ms, server CPU %s ms/event, %s kB/subscription; load generator %s%% of a core, other processes %s%%",
+			fr.writeRate, fr.eventRate, fmtMS(fr.p50), fmtMS(fr.p99), fmtCPU(fr.cpuPerEvent), fmtKB(fr.subKB), fmtPct(fr.loadPct), fmtPct(fr.otherPct))
+		r.fanout = &fr
 	}
 	r.hwm = m.kB("VmHWM")
 	if cfg.sqlite != "" && slices.ContainsFunc(run, func(sc *scenario) bool { return sc.class == classAggregate }) {
@@ -408,6 +473,33 @@ func sanity(ctx context.Context, srv *server, in instance, run []*scenario, cfg 
 			continue
 		}
 		p.printf("sanity ok: %s (%s)", sc.name, line)
+	}
+	return nil
+}
+
+// waitAllKnow waits until every process of a server started with
+// --processes serves the new instance (each reads the others' changes
+// every 500 ms): 32 requests in a row on new connections, which the
+// kernel spreads over the processes, must answer 2xx.
+func waitAllKnow(ctx context.Context, srv *server, in instance, p *progress) error {
+	p.printf("waiting until all %d processes serve %s", 1+len(srv.extra), in.domain)
+	c := newClient(srv.base)
+	c.hc.Transport = &http.Transport{DisableKeepAlives: true}
+	deadline := time.Now().Add(30 * time.Second)
+	for ok := 0; ok < 32; {
+		a, err := c.do(ctx, "GET", "/rest/v1/Book?first=1", in.crudHeaders(), nil)
+		switch {
+		case err != nil:
+			return err
+		case a.status >= 200 && a.status <= 299:
+			ok++
+		default:
+			ok = 0
+			if time.Now().After(deadline) {
+				return fmt.Errorf("a process still answers HTTP %d for %s after 30 s: %s", a.status, in.domain, a.excerpt())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 	return nil
 }

@@ -24,6 +24,18 @@
 // status and body (httpconn.go), so it costs a small fraction of the
 // server's CPU. Latencies go to a log-linear histogram (histogram.go).
 //
+// The subscription fan-out (fanout.go) opens --subscribers WebSockets
+// (graphql-transport-ws), each subscribed to Book changes, then creates
+// books at up to --sub-rate a second, never more than --sub-window ahead
+// of the slowest subscriber, and reports events/s, delivery latency,
+// server CPU per event and memory per idle subscription in a table of
+// its own.
+//
+// --ferretdb starts the tests' MongoDB-wire server (tools/ferretdb, built
+// through internal/toolbin) pinned with the load generator and cored on
+// it; --processes N starts N cored on one port (cored serve
+// --reuse-port) and sums their CPU and memory.
+//
 // `scale` starts a fresh cored per part and measures get and indexed find
 // at growing record counts, the build time of a 50-type schema, and the
 // memory of many instances of one release and of many distinct releases.

@@ -55,6 +55,7 @@ func runLoadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		for _, sc := range scenarios(instance{domain: "{domain}", data: defaultDataset}) {
 			fmt.Fprintf(stderr, "  %-36s %-5s  %s\n", sc.name, sc.class, sc.desc)
 		}
+		fmt.Fprintf(stderr, "  %-36s %-5s  %s\n", scFanout, "subs", "--subscribers WebSockets subscribed to Book changes, --sub-writes books written at up to --sub-rate/s")
 		fmt.Fprint(stderr, "\nflags:\n")
 		fs.PrintDefaults()
 	}
@@ -67,6 +68,10 @@ func runLoadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&cfg.sqlite, "sqlite", "", "the sqlite3 shell: also time the aggregations' SQL on the same books in SQLite and print the comparison")
 	fs.IntVar(&cfg.sqliteRuns, "sqlite-runs", cfg.sqliteRuns, "times each SQLite query runs (the median is reported)")
 	fs.IntVar(&cfg.warmup, "warmup", cfg.warmup, "GET-book requests before the first scenario, not recorded")
+	fs.IntVar(&cfg.fanout.subscribers, "subscribers", cfg.fanout.subscribers, "WebSocket subscribers of the subscription fan-out ("+scFanout+"; 0: skip it)")
+	fs.IntVar(&cfg.fanout.writes, "sub-writes", cfg.fanout.writes, "books written during the subscription fan-out")
+	fs.Float64Var(&cfg.fanout.rate, "sub-rate", cfg.fanout.rate, "writes a second the subscription fan-out aims at (at most --sub-window ahead of the slowest subscriber)")
+	fs.IntVar(&cfg.fanout.window, "sub-window", cfg.fanout.window, "writes the fan-out's writer may be ahead of the slowest subscriber (a subscriber's queue holds 1,000)")
 	fs.StringVar(&only, "only", "", "comma-separated scenario names to run (default all)")
 	fs.IntVar(&cfg.data.books, "books", cfg.data.books, "books to seed")
 	fs.IntVar(&cfg.data.authors, "authors", cfg.data.authors, "authors to seed")
@@ -85,6 +90,9 @@ func runLoadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
+	}
+	if cfg.fanout.subscribers < 0 || cfg.fanout.writes < 1 || cfg.fanout.rate <= 0 || cfg.fanout.window < 1 {
+		return usageError{"--subscribers must not be negative; --sub-writes, --sub-rate and --sub-window must be positive"}
 	}
 	if cfg.conc < 1 || cfg.reads < 1 || cfg.writes < 1 || cfg.logins < 1 || cfg.aggs < 1 || cfg.sqliteRuns < 1 || cfg.seed.batch < 1 || cfg.warmup < 0 {
 		return usageError{"--conc, --reads, --writes, --logins, --aggregates, --sqlite-runs and --seed-batch must be positive"}

@@ -47,6 +47,12 @@ func (r *report) markdown() string {
 		b.WriteString(sqliteTable(r.rows, r.sqlite))
 		b.WriteString("\n")
 	}
+	if f := r.fanout; f != nil {
+		fmt.Fprintf(&b, "Subscription fan-out: %s WebSockets (graphql-transport-ws) with one `subscribe(type: Book)` each; %s books created through POST /rest/v1 at up to %.0f/s, at most %d writes ahead of the slowest subscriber; latency from the write sent to the event read; memory per subscription = server VmRSS with them open and idle minus before, divided by their count:\n\n",
+			fmtInt(int64(f.subscribers)), fmtInt(int64(f.writes)), c.fanout.rate, c.fanout.window)
+		b.WriteString(fanoutTable(*f))
+		b.WriteString("\n")
+	}
 	if ratio := floorRatio(r.rows); ratio != "" {
 		b.WriteString(ratio)
 	}

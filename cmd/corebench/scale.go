@@ -116,7 +116,7 @@ func runScaleCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				}
 				shown = id
 			}
-			s := &scaler{cfg: cfg, srv: srv, c: newClient(srv.base), m: newMeter(srv.pid), p: p, out: stdout}
+			s := &scaler{cfg: cfg, srv: srv, c: newClient(srv.base), m: newMeter(srv.pids()...), p: p, out: stdout}
 			switch part {
 			case "records":
 				return s.records(ctx)

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"debug/buildinfo"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,7 +19,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -36,6 +33,11 @@ type serverOpts struct {
 	coredBin string // a built cored instead
 	mongoURI string
 	logLevel string
+	// ferretDB starts the tests' MongoDB-wire server and cored on it.
+	ferretDB bool
+	// processes is the number of cored processes started on one port
+	// (--reuse-port); 1 by default.
+	processes int
 
 	serverCPUs, loadCPUs string
 	noPin                bool
@@ -64,6 +66,8 @@ func (o *serverOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.src, "src", ".", "the Core checkout (or a directory inside it) to build cored from with go build")
 	fs.StringVar(&o.coredBin, "cored", "", "a built cored binary to start instead of building one")
 	fs.StringVar(&o.mongoURI, "mongo-uri", "", "start cored on this MongoDB (cored serve --mongo-uri) instead of the embedded store")
+	fs.BoolVar(&o.ferretDB, "ferretdb", false, "start the MongoDB-wire test server of the tests (tools/ferretdb: FerretDB over SQLite, pinned with the load generator) and cored on it")
+	fs.IntVar(&o.processes, "processes", 1, "cored processes to start on one port with --reuse-port (Linux); with more than one, process i is pinned to the i-th CPU of --server-cpus (cycling). Use with --mongo-uri or --ferretdb")
 	fs.StringVar(&o.logLevel, "log-level", "info", "cored's --log-level (info logs one line per request, as in production)")
 	fs.StringVar(&o.serverCPUs, "server-cpus", "", "CPUs to pin the server to with taskset -c (default: the first CPU this process may use)")
 	fs.StringVar(&o.loadCPUs, "load-cpus", "", "CPUs to pin the load generator to (default: the other CPUs)")
@@ -79,7 +83,9 @@ type server struct {
 	adminToken string
 	// pid is the server's process id; 0 when unknown (then CPU and
 	// memory are not measured).
-	pid     int
+	pid int
+	// extra are the process ids of the other processes (--processes).
+	extra   []int
 	version string // cored's VCS revision (+dirty), Go version
 	store   string // what it stores into
 	pinning string // how server and load generator were pinned
@@ -94,6 +100,19 @@ type server struct {
 	// failed keeps the work directory at stop, for a look at cored.log.
 	failed bool
 	stopFn func() error
+	// stopFerret stops the FerretDB started with --ferretdb.
+	stopFerret func() error
+	// aux are the process ids of what the server needs besides itself
+	// (FerretDB), left out of "other processes".
+	aux []int
+}
+
+// pids are the server's process ids (none when unknown).
+func (s *server) pids() []int {
+	if s.pid <= 0 {
+		return nil
+	}
+	return append([]int{s.pid}, s.extra...)
 }
 
 // alive reports whether the server still runs, as far as we can tell.
@@ -105,8 +124,10 @@ func (s *server) alive() bool {
 		default:
 		}
 	}
-	if s.pid > 0 {
-		return procAlive(s.pid)
+	for _, p := range s.pids() {
+		if !procAlive(p) {
+			return false
+		}
 	}
 	return true
 }
@@ -168,113 +189,109 @@ func startServer(ctx context.Context, o serverOpts, p *progress) (*server, error
 	}
 	s.pinning = pinning
 
-	args := []string{bin, "serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(dir, "data"), "--log-level", o.logLevel}
+	addr := "127.0.0.1:0"
+	if o.processes > 1 { // one port, bound by each with SO_REUSEPORT
+		if addr, err = freePort(); err != nil {
+			return nil, err
+		}
+	}
+	args := []string{bin, "serve", "--addr", addr, "--log-level", o.logLevel}
 	s.store = "embedded (bolt)"
-	if o.mongoURI != "" {
-		args = append(args, "--mongo-uri", o.mongoURI)
+	if o.processes > 1 {
+		args = append(args, "--reuse-port")
+	}
+	mongoURI := o.mongoURI
+	if o.ferretDB {
+		var stopFerret func() error
+		var ferretPID int
+		if mongoURI, ferretPID, stopFerret, err = startFerretDB(ctx, dir, loadCPUs, p); err != nil {
+			return nil, err
+		}
+		s.aux = append(s.aux, ferretPID)
+		s.stopFerret = stopFerret
+	}
+	if mongoURI != "" {
+		args = append(args, "--mongo-uri", mongoURI)
 		s.store = "MongoDB"
+		if o.ferretDB {
+			s.store = "MongoDB wire: FerretDB v1.24 over SQLite (the tests' server), pinned with the load generator; its CPU is in no column"
+		}
 	}
 	if o.profile != "" {
 		if s.debug, err = freePort(); err != nil {
 			return nil, err
 		}
-		args = append(args, "--debug-addr", s.debug)
 		s.profileDir = o.profile
 	}
-	if len(srvCPUs) > 0 {
-		args = append([]string{"taskset", "-c", formatCPUs(srvCPUs)}, args...)
-	}
-	cmd := exec.Command(args[0], args[1:]...)
-	dieWithUs(cmd)
-	// The admin token goes by the environment, not the command line; other
-	// CORE_ settings of this shell stay out of the run.
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "CORE_") }),
-		"CORE_ADMIN_TOKEN="+token)
-	stdout, err := os.Create(filepath.Join(dir, "cored.out"))
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout = stdout
-	logFile, err := os.Create(s.log)
-	if err != nil {
-		stdout.Close()
-		return nil, err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		stdout.Close()
-		logFile.Close()
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		stdout.Close()
-		logFile.Close()
-		return nil, fmt.Errorf("starting cored: %w", err)
-	}
-	s.pid = cmd.Process.Pid // taskset execs cored in place: the same process
-	addrCh := make(chan string, 1)
-	copied := make(chan struct{})
-	go func() { // cored.log, and the address cored listens on
-		defer close(copied)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		found := false
-		for sc.Scan() {
-			line := sc.Bytes()
-			_, _ = logFile.Write(append(line, '\n')) // a lost log line is no reason to stop a benchmark
-			if found {
-				continue
-			}
-			var m struct{ Msg, Addr string }
-			if json.Unmarshal(line, &m) == nil && m.Msg == "listening" && m.Addr != "" {
-				found = true
-				addrCh <- m.Addr
-			}
+	var exits []chan struct{}
+	for i := range max(1, o.processes) {
+		data := filepath.Join(dir, "data")
+		if i > 0 {
+			data += fmt.Sprintf("-%d", i+1) // unused on MongoDB
 		}
-		_, _ = io.Copy(io.Discard, stderr)
-	}()
+		a := append(slices.Clone(args), "--data", data)
+		if i == 0 && s.debug != "" { // the first process is profiled
+			a = append(a, "--debug-addr", s.debug)
+		}
+		if len(srvCPUs) > 0 {
+			cpus := srvCPUs
+			if o.processes > 1 {
+				cpus = srvCPUs[i%len(srvCPUs) : i%len(srvCPUs)+1]
+			}
+			a = append([]string{"taskset", "-c", formatCPUs(cpus)}, a...)
+		}
+		logPath := s.log
+		if i > 0 {
+			logPath = filepath.Join(dir, fmt.Sprintf("cored-%d.log", i+1))
+		}
+		pr, err := launch(ctx, a, token, logPath)
+		if err != nil {
+			s.failed = true
+			_ = s.stop()
+			return nil, err
+		}
+		if i == 0 {
+			s.pid = pr.pid
+			s.host, s.base = pr.addr, "http://"+pr.addr
+		} else {
+			s.extra = append(s.extra, pr.pid)
+		}
+		exits = append(exits, pr.exited)
+		prev := s.stopFn
+		s.stopFn = func() error { // the last started stops first
+			err := pr.stop()
+			if prev != nil {
+				err = errors.Join(err, prev())
+			}
+			return err
+		}
+	}
 	s.exited = make(chan struct{})
-	var waitErr error
-	go func() {
-		<-copied // Wait closes the pipe: read it to the end first
-		waitErr = cmd.Wait()
-		stdout.Close()
-		logFile.Close()
-		close(s.exited)
-	}()
-	var once sync.Once
+	var exitOnce sync.Once
+	for _, e := range exits { // any process exiting ends the run
+		go func() {
+			<-e
+			exitOnce.Do(func() { close(s.exited) })
+		}()
+	}
+	if o.processes > 1 {
+		s.store += fmt.Sprintf("; %d cored processes on one port (--reuse-port)", o.processes)
+	}
+	stopAll := s.stopFn
 	s.stopFn = func() error {
-		var err error
-		once.Do(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM) // fails only when it already exited
-			select {
-			case <-s.exited:
-			case <-time.After(15 * time.Second):
-				_ = cmd.Process.Kill()
-				<-s.exited
-				err = errors.New("cored did not stop within 15 s of SIGTERM; killed")
-			}
-			if !o.keep && !s.failed && err == nil {
-				err = os.RemoveAll(dir)
-			}
-		})
+		err := stopAll()
+		if s.stopFerret != nil {
+			err = errors.Join(err, s.stopFerret())
+		}
+		if !o.keep && !s.failed && err == nil {
+			err = os.RemoveAll(dir)
+		}
 		return err
 	}
 	fail := func(err error) (*server, error) {
 		s.failed = true
 		_ = s.stopFn() // the start already failed; that error is the one to report
 		return nil, fmt.Errorf("%w\nlast lines of %s:\n%s", err, s.log, tail(s.log, 20))
-	}
-	select {
-	case addr := <-addrCh:
-		s.host = addr
-		s.base = "http://" + addr
-	case <-s.exited:
-		return fail(fmt.Errorf("cored exited before listening: %v", waitErr))
-	case <-time.After(60 * time.Second):
-		return fail(errors.New("cored did not log its listening address within 60 s"))
-	case <-ctx.Done():
-		return fail(ctx.Err())
 	}
 	if err := waitHealthy(ctx, s, 30*time.Second); err != nil {
 		return fail(err)

@@ -196,8 +196,8 @@ func seed(ctx context.Context, c *client, in instance, spec seedSpec, p *progres
 // grantee of the access-rights scenario: a wildcard grant on every book
 // the instance token made (the seeded ones) and a grant on each of the
 // first 1,000 books, so that its finds run with grants in the filter.
-// It returns the account's session token.
-func createUser(ctx context.Context, c *client, in instance) (string, error) {
+// It returns the account's session token. Without grants it makes none.
+func createUser(ctx context.Context, c *client, in instance, grants bool) (string, error) {
 	id, err := createAccount(ctx, c, in)
 	if err != nil {
 		return "", err
@@ -210,6 +210,9 @@ func createUser(ctx context.Context, c *client, in instance) (string, error) {
 	session, _ := dig(v, "data", "login", "sessionToken").(string)
 	if session == "" {
 		return "", errors.New("log the bench account in: no data.login.sessionToken")
+	}
+	if !grants {
+		return session, nil
 	}
 	a, err := c.do(ctx, "GET", "/rest/v1/Book/"+bookID(1), in.crudHeaders(), nil)
 	if err != nil {
@@ -227,12 +230,12 @@ func createUser(ctx context.Context, c *client, in instance) (string, error) {
 		return map[string]any{"resource": resource, "resourceType": "Book", "operationType": "Query", "operation": "find",
 			"permissionType": "RBP", "resourceOwnerId": owner, "members": []any{map[string]any{"core": map[string]any{"id": id}}}}
 	}
-	grants := []any{grant("*")}
+	rights := []any{grant("*")}
 	for j := 1; j <= min(1000, in.data.books); j++ {
-		grants = append(grants, grant(bookID(j)))
+		rights = append(rights, grant(bookID(j)))
 	}
 	if _, err := c.call(ctx, "grant the bench account the books", "POST", "/rest/v1", in.crudHeaders(),
-		map[string]any{"values": map[string]any{"AccessRight": grants}}); err != nil {
+		map[string]any{"values": map[string]any{"AccessRight": rights}}); err != nil {
 		return "", err
 	}
 	return session, nil

@@ -30,6 +30,7 @@ func tinyConfig() loadConfig {
 	cfg.conc, cfg.reads, cfg.writes, cfg.logins, cfg.aggs, cfg.warmup = 4, 40, 12, 2, 6, 8
 	cfg.waitIdle = 0
 	cfg.domain = "bench.test"
+	cfg.fanout = fanoutConfig{subscribers: 20, writes: 30, rate: 1000, window: 10, writers: 2, dialConc: 4}
 	return cfg
 }
 
@@ -54,8 +55,12 @@ func TestSmokeInProcess(t *testing.T) {
 			t.Errorf("row %+v: want %s with %d requests, none failed", r, scs[i].name, want)
 		}
 	}
+	// Every subscriber received every write of the fan-out.
+	if f := rep.fanout; f == nil || f.events != int64(cfg.fanout.subscribers*cfg.fanout.writes) || f.failed != 0 || f.eventRate <= 0 || f.p50 <= 0 {
+		t.Errorf("fan-out %+v: want %d events (%d subscribers × %d writes), none failed", f, cfg.fanout.subscribers*cfg.fanout.writes, cfg.fanout.subscribers, cfg.fanout.writes)
+	}
 	md := rep.markdown()
-	for _, want := range []string{"| a_get_book | 40 |", "| f_login_password | 2 |", "| h_webhook_function | 12 |", "Server memory"} {
+	for _, want := range []string{"| a_get_book | 40 |", "| f_login_password | 2 |", "| h_webhook_function | 12 |", "Server memory", "| " + scFanout + " | 20 | 30 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}
@@ -79,11 +84,11 @@ func TestE2E(t *testing.T) {
 	}
 	var out strings.Builder
 	args := []string{"--src", "../..", "--books", "200", "--authors", "20", "--reads", "300", "--writes", "100", "--logins", "4",
-		"--warmup", "50", "--wait-idle", "0"}
+		"--warmup", "50", "--wait-idle", "0", "--subscribers", "50", "--sub-writes", "40"}
 	if err := run(t.Context(), args, &out, testWriter{t}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range scenarioNames() {
+	for _, name := range append(scenarioNames(), scFanout) {
 		if !strings.Contains(out.String(), "| "+name+" | ") {
 			t.Errorf("no row for %s:\n%s", name, out.String())
 		}

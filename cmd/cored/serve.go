@@ -35,7 +35,7 @@ import (
 type serveFlags struct {
 	addr, data, mongoURI, adminToken, logLevel, bodyLimit, requestTimeout, gateway, debugAddr, trustedProxies, rateLimit, metricsAddr string
 	functionMemory, functionMemoryMax                                                                                                 string
-	demo                                                                                                                              bool
+	demo, reusePort                                                                                                                   bool
 }
 
 // parseServe reads the flags of serve; each falls back to its environment
@@ -72,6 +72,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&f.functionMemoryMax, "function-memory-max", envOr(getenv, "CORE_FUNCTION_MEMORY_MAX", "256MiB"),
 		"the most memory an instance's functionMemory setting may give one call; also the operating system's limit of each "+
 			"function worker process beyond its own needs ($CORE_FUNCTION_MEMORY_MAX)")
+	fs.BoolVar(&f.reusePort, "reuse-port", envOr(getenv, "CORE_REUSE_PORT", "") == "1",
+		"bind --addr with SO_REUSEPORT (Linux only), so that several cored processes on this machine serve one port and the kernel spreads connections among them ($CORE_REUSE_PORT=1)")
 	fs.BoolVar(&f.demo, "demo", false, "deploy the demo app on demo.local, seed it and print a curl to try it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -88,6 +90,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if f.metricsAddr != "" && f.metricsAddr == f.addr {
 		return f, usageError{fmt.Sprintf("--metrics-addr %q: metrics are never served on the public listener (--addr); give another address", f.metricsAddr)}
+	}
+	if f.reusePort && !reusePortSupported {
+		return f, usageError{"--reuse-port: SO_REUSEPORT is used on Linux only"}
 	}
 	if f.debugAddr != "" && !isLoopback(f.debugAddr) {
 		return f, usageError{fmt.Sprintf("--debug-addr %q: the profiler is served on loopback addresses only (127.0.0.1:PORT or [::1]:PORT)", f.debugAddr)}
@@ -137,7 +142,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	// Bind first: a start that cannot listen (the port is taken) fails
 	// before a one-time admin token is generated and shown.
-	ln, err := net.Listen("tcp", f.addr)
+	ln, err := listen(ctx, f.addr, f.reusePort)
 	if err != nil {
 		return err
 	}

@@ -251,32 +251,9 @@ func TestServeDemo(t *testing.T) {
 // TestServeDrainsOnSIGTERM runs the real binary and stops it with SIGTERM.
 func TestServeDrainsOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--admin-token", "sigterm-test-admin-token")
-	cmd.Env = append(os.Environ(), "CORED_TEST_MAIN=1")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill() //nolint:errcheck // a no-op once it exited
-
-	var logs []string
-	addr := ""
-	sc := bufio.NewScanner(stderr)
-	for addr == "" && sc.Scan() {
-		logs = append(logs, sc.Text())
-		var line struct {
-			Msg  string `json:"msg"`
-			Addr string `json:"addr"`
-		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-			addr = line.Addr
-		}
-	}
+	cmd, addr, logs, rest := startListening(t, "--addr", "127.0.0.1:0")
 	if addr == "" {
-		t.Fatalf("no listening line:\n%s", strings.Join(logs, "\n"))
+		t.Fatalf("no listening line:\n%s", logs)
 	}
 	res, err := http.Get("http://" + addr + "/healthz")
 	if err != nil {
@@ -286,21 +263,55 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	if res.StatusCode != 200 {
 		t.Errorf("/healthz: %d", res.StatusCode)
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	for sc.Scan() {
-		logs = append(logs, sc.Text())
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("cored after SIGTERM: %v, want exit 0\n%s", err, strings.Join(logs, "\n"))
-	}
-	all := strings.Join(logs, "\n")
+	all := stopAndLog(t, cmd, logs, rest)
 	for _, want := range []string{`"msg":"shutting down: draining requests in flight"`, `"msg":"stopped"`, `"path":"/healthz"`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the log lacks %s:\n%s", want, all)
 		}
 	}
+}
+
+// startListening starts cored serve with args and returns it once it logs
+// its listening address, with that address and its log so far; the
+// process is killed when the test ends if it still runs.
+func startListening(t *testing.T, args ...string) (cmd *exec.Cmd, addr string, logs *strings.Builder, rest *bufio.Scanner) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], append([]string{"serve", "--data", t.TempDir(), "--admin-token", "serve-test-admin-token"}, args...)...)
+	cmd.Env = append(os.Environ(), "CORED_TEST_MAIN=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // a no-op once it exited
+	logs = &strings.Builder{}
+	sc := bufio.NewScanner(stderr)
+	for addr == "" && sc.Scan() {
+		logs.WriteString(sc.Text() + "\n")
+		var line struct{ Msg, Addr string }
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
+			addr = line.Addr
+		}
+	}
+	return cmd, addr, logs, sc
+}
+
+// stopAndLog stops cored with SIGTERM and returns its whole log (the
+// request log is flushed at shutdown).
+func stopAndLog(t *testing.T, cmd *exec.Cmd, logs *strings.Builder, rest *bufio.Scanner) string {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for rest.Scan() {
+		logs.WriteString(rest.Text() + "\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("cored after SIGTERM: %v\n%s", err, logs)
+	}
+	return logs.String()
 }
 
 // TestServeDebug checks that the profiler answers on its own listener and
