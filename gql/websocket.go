@@ -186,6 +186,11 @@ func (w *wsConn) send(m wsMessage) bool {
 		w.close(websocket.StatusInternalError, "internal error")
 		return false
 	}
+	return w.write(b)
+}
+
+// write writes one encoded message; false when the connection has failed.
+func (w *wsConn) write(b []byte) bool {
 	ctx, cancel := context.WithTimeout(w.ctx, wsWriteTimeout)
 	defer cancel()
 	if err := w.conn.Write(ctx, websocket.MessageText, b); err != nil {
@@ -193,6 +198,24 @@ func (w *wsConn) send(m wsMessage) bool {
 		return false
 	}
 	return true
+}
+
+// sendEvent writes a subscription's event: the message is put together
+// around the event's encoded payload, which the subscriptions sharing the
+// event share (json.Marshal would check and copy it again for each).
+func (w *wsConn) sendEvent(id string, ev Event, buf []byte) ([]byte, bool) {
+	quoted, err := json.Marshal(id)
+	if err != nil {
+		return buf, false
+	}
+	buf = append(buf[:0], `{"id":`...)
+	buf = append(buf, quoted...)
+	buf = append(buf, `,"type":"`...)
+	buf = append(buf, w.nextType()...)
+	buf = append(buf, `","payload":`...)
+	buf = append(buf, ev.Payload()...)
+	buf = append(buf, '}')
+	return buf, w.write(buf)
 }
 
 // handle acts on one message from the client; false ends the connection.
@@ -421,8 +444,10 @@ func (w *wsConn) sendErrors(id string, items []errcode.Item) bool {
 // forward sends a subscription's events until it ends.
 func (w *wsConn) forward(id string, st *Stream) {
 	defer w.wg.Done()
+	var buf []byte
 	for ev := range st.Events() {
-		if !w.send(wsMessage{ID: id, Type: w.nextType(), Payload: json.RawMessage(ev.Payload())}) {
+		var ok bool
+		if buf, ok = w.sendEvent(id, ev, buf); !ok {
 			st.Close()
 			return
 		}
