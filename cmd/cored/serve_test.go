@@ -43,23 +43,23 @@ func TestParseServe(t *testing.T) {
 		want serveFlags
 	}{
 		{"defaults", nil, nil,
-			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s", functionMemory: "64MiB", functionMemoryMax: "256MiB"}},
+			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s", functionMemory: "64MiB", functionMemoryMax: "256MiB", gcPercent: 200}},
 		{"environment", nil, map[string]string{
 			"CORE_ADDR": ":9000", "CORE_DATA_DIR": "/var/core", "CORE_MONGO_URI": "mongodb://db", "CORE_ADMIN_TOKEN": "from-env",
 			"CORE_LOG_LEVEL": "debug", "CORE_BODY_LIMIT": "2MiB", "CORE_REQUEST_TIMEOUT": "5s", "CORE_TRUSTED_PROXIES": "10.0.0.0/8",
-			"CORE_FUNCTION_MEMORY": "32MiB", "CORE_FUNCTION_MEMORY_MAX": "1GiB",
+			"CORE_FUNCTION_MEMORY": "32MiB", "CORE_FUNCTION_MEMORY_MAX": "1GiB", "CORE_GC_PERCENT": "300",
 		}, serveFlags{addr: ":9000", data: "/var/core", mongoURI: "mongodb://db", adminToken: "from-env", logLevel: "debug", bodyLimit: "2MiB", requestTimeout: "5s", trustedProxies: "10.0.0.0/8",
-			functionMemory: "32MiB", functionMemoryMax: "1GiB"}},
+			functionMemory: "32MiB", functionMemoryMax: "1GiB", gcPercent: 300}},
 		{"flags win over the environment", []string{
 			"--addr", ":7000", "--data", "d", "--mongo-uri", "mongodb://flag", "--admin-token", "from-flag",
-			"--log-level", "warn", "--body-limit", "10KiB", "--demo", "--request-timeout", "1m", "--function-memory", "128MiB",
-		}, map[string]string{"CORE_ADDR": ":9000", "CORE_ADMIN_TOKEN": "from-env", "CORE_MONGO_URI": "mongodb://db", "CORE_FUNCTION_MEMORY": "32MiB"},
+			"--log-level", "warn", "--body-limit", "10KiB", "--demo", "--request-timeout", "1m", "--function-memory", "128MiB", "--gc-percent", "150",
+		}, map[string]string{"CORE_ADDR": ":9000", "CORE_ADMIN_TOKEN": "from-env", "CORE_MONGO_URI": "mongodb://db", "CORE_FUNCTION_MEMORY": "32MiB", "CORE_GC_PERCENT": "300"},
 			serveFlags{addr: ":7000", data: "d", mongoURI: "mongodb://flag", adminToken: "from-flag", logLevel: "warn", bodyLimit: "10KiB", requestTimeout: "1m", demo: true,
-				functionMemory: "128MiB", functionMemoryMax: "256MiB"}},
+				functionMemory: "128MiB", functionMemoryMax: "256MiB", gcPercent: 150}},
 		{"profiler", []string{"--debug-addr", "127.0.0.1:6060"}, nil,
-			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s", debugAddr: "127.0.0.1:6060", functionMemory: "64MiB", functionMemoryMax: "256MiB"}},
+			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s", debugAddr: "127.0.0.1:6060", functionMemory: "64MiB", functionMemoryMax: "256MiB", gcPercent: 200}},
 		{"profiler from the environment", nil, map[string]string{"CORE_DEBUG_ADDR": "[::1]:6060"},
-			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s", debugAddr: "[::1]:6060", functionMemory: "64MiB", functionMemoryMax: "256MiB"}},
+			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s", debugAddr: "[::1]:6060", functionMemory: "64MiB", functionMemoryMax: "256MiB", gcPercent: 200}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseServe(tc.args, env(tc.env), io.Discard)
@@ -104,6 +104,7 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{"metrics on the public listener", []string{"--addr", "127.0.0.1:18080", "--metrics-addr", "127.0.0.1:18080"}, 2, "never served on the public listener"},
 		{"trusted proxies", []string{"--trusted-proxies", "10.0.0.0/8,lb.local"}, 2, `--trusted proxies: "lb.local" is neither a CIDR prefix nor an address`},
 		{"rate limit", []string{"--rate-limit", "fast"}, 2, `--rate-limit: "fast" is not RATE or RATE/BURST`},
+		{"gc percent", []string{"--gc-percent", "5"}, 2, "--gc-percent 5: between 10 and 10000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, tc.args...)
