@@ -62,6 +62,9 @@ type argument struct {
 	name string
 	desc string
 	typ  graphql.Input
+	// typeName is typ in GraphQL's notation ([Book!]!), spelled once:
+	// graphql-go spells it with fmt each time.
+	typeName string
 	// required: non-null without a default, so a request must give it.
 	required bool
 }
@@ -114,7 +117,7 @@ func newRootField(g *selector, root string, fd *graphql.FieldDefinition) *rootFi
 	f := &rootField{root: root, name: fd.Name, desc: fd.Description, out: fd.Type, sel: g.of(fd.Type, "")}
 	for _, a := range fd.Args {
 		_, nonNull := a.Type.(*graphql.NonNull)
-		f.args = append(f.args, argument{name: a.PrivateName, desc: a.Description(), typ: a.Type, required: nonNull && a.DefaultValue == nil})
+		f.args = append(f.args, argument{name: a.PrivateName, desc: a.Description(), typ: a.Type, typeName: a.Type.String(), required: nonNull && a.DefaultValue == nil})
 		if named(a.Type).Name() == typeEnum && a.PrivateName == "type" {
 			f.typed = true
 		}

@@ -134,7 +134,7 @@ func document(f *rootField, names []string, narrow string) string {
 			b.WriteString("$")
 			b.WriteString(n)
 			b.WriteString(": ")
-			b.WriteString(a.typ.String())
+			b.WriteString(a.typeName)
 		}
 		b.WriteString(")")
 	}
@@ -237,7 +237,7 @@ func unknownNames(what string, names, allowed []string) error {
 func requireArgs(f *rootField, vars map[string]any, what string) error {
 	for _, a := range f.args {
 		if _, ok := vars[a.name]; a.required && !ok {
-			return errcode.New(errcode.BadRequest, "%s %s is required (%s)", what, a.name, a.typ.String())
+			return errcode.New(errcode.BadRequest, "%s %s is required (%s)", what, a.name, a.typeName)
 		}
 	}
 	return nil
