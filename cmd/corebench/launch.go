@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/corehq/core/internal/ferretdb"
 	"github.com/corehq/core/internal/toolbin"
 )
 
@@ -107,7 +108,7 @@ func launch(ctx context.Context, args []string, token, logPath string) (*proc, e
 
 // stopper returns a function that stops cmd (SIGTERM, then SIGKILL after
 // 15 s) once and waits for exited.
-func stopper(cmd *exec.Cmd, exited chan struct{}) func() error {
+func stopper(cmd *exec.Cmd, exited <-chan struct{}) func() error {
 	var once sync.Once
 	var err error
 	return func() error {
@@ -151,43 +152,15 @@ func startFerretDB(ctx context.Context, dir string, cpus []int, p *progress) (ur
 		return "", 0, nil, err
 	}
 	cmd.Stderr = logFile
-	out, err := cmd.StdoutPipe()
+	proc, err := ferretdb.Start(ctx, cmd)
 	if err != nil {
 		logFile.Close()
-		return "", 0, nil, err
+		return "", 0, nil, fmt.Errorf("%w:\n%s", err, tail(logPath, 20))
 	}
-	// FerretDB stops at the end of its standard input, too.
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		logFile.Close()
-		return "", 0, nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return "", 0, nil, fmt.Errorf("starting %s: %w", bin, err)
-	}
-	exited := make(chan struct{})
-	lines := make(chan string, 1)
-	go func() {
-		r := bufio.NewReader(out)
-		line, _ := r.ReadString('\n')
-		lines <- strings.TrimSpace(line)
-		_, _ = io.Copy(io.Discard, r)
-		_ = cmd.Wait()
-		logFile.Close()
-		close(exited)
-	}()
-	kill := stopper(cmd, exited)
-	stop = func() error { _ = stdin.Close(); return kill() }
-	select {
-	case uri = <-lines:
-	case <-time.After(60 * time.Second):
-	case <-ctx.Done():
-	}
-	if !strings.HasPrefix(uri, "mongodb://") {
-		_ = stop()
-		return "", 0, nil, fmt.Errorf("FerretDB did not start (first line %q):\n%s", uri, tail(logPath, 20))
-	}
+	go func() { <-proc.Exited; logFile.Close() }()
+	kill := stopper(cmd, proc.Exited)
+	stop = func() error { proc.Stop(); return kill() }
+	uri = proc.URI
 	p.printf("FerretDB at %s (pid %d%s)", uri, cmd.Process.Pid, map[bool]string{true: ", CPU " + formatCPUs(cpus), false: ""}[len(cpus) > 0])
 	return uri, cmd.Process.Pid, stop, nil
 }

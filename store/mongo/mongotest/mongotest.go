@@ -11,7 +11,6 @@
 package mongotest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -26,6 +25,7 @@ import (
 	driver "go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/corehq/core/internal/ferretdb"
 	"github.com/corehq/core/internal/toolbin"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/mongo"
@@ -35,14 +35,12 @@ import (
 const EnvURI = "CORE_TEST_MONGO_URI"
 
 var server struct {
-	once  sync.Once
-	mu    sync.Mutex
-	uri   string
-	err   error
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	done  chan struct{}
-	log   *bytes.Buffer
+	once sync.Once
+	mu   sync.Mutex
+	uri  string
+	err  error
+	proc *ferretdb.Process
+	log  *bytes.Buffer
 }
 
 // URI returns the test server's URI, starting FerretDB on first use when
@@ -71,17 +69,17 @@ func Main(m *testing.M) int {
 func Stop() {
 	server.mu.Lock()
 	defer server.mu.Unlock()
-	if server.cmd == nil {
+	if server.proc == nil {
 		return
 	}
-	_ = server.stdin.Close() // the server stops at the end of its input
+	server.proc.Stop()
 	select {
-	case <-server.done:
+	case <-server.proc.Exited:
 	case <-time.After(10 * time.Second):
-		_ = server.cmd.Process.Kill()
-		<-server.done
+		_ = server.proc.Cmd.Process.Kill()
+		<-server.proc.Exited
 	}
-	server.cmd = nil
+	server.proc = nil
 }
 
 // Database returns the URI and the name of a new database on the test
@@ -145,43 +143,16 @@ func start() (string, error) {
 		return "", err
 	}
 	cmd := exec.Command(bin, "-dir", dir, "-remove")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return "", err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", err
-	}
 	logBuf := &bytes.Buffer{}
 	cmd.Stderr = &lockedWriter{w: logBuf}
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("starting %s: %w", bin, err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	lines := make(chan string, 1)
-	go func() {
-		r := bufio.NewReader(stdout)
-		line, _ := r.ReadString('\n')
-		lines <- strings.TrimSpace(line)
-		_, _ = io.Copy(io.Discard, r)
-	}()
-	var uri string
-	select {
-	case uri = <-lines:
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-	}
-	if !strings.HasPrefix(uri, "mongodb://") {
-		_ = stdin.Close()
-		<-done
-		return "", fmt.Errorf("FerretDB did not start: %q\n%s", uri, logBuf.String())
+	p, err := ferretdb.Start(context.Background(), cmd)
+	if err != nil {
+		return "", fmt.Errorf("%w\n%s", err, logBuf.String())
 	}
 	server.mu.Lock()
-	server.cmd, server.stdin, server.done, server.log = cmd, stdin, done, logBuf
+	server.proc, server.log = p, logBuf
 	server.mu.Unlock()
-	return uri, nil
+	return p.URI, nil
 }
 
 type lockedWriter struct {
