@@ -79,7 +79,10 @@ func readAfter(ctx context.Context, st store.Store, inst string, ch *store.Chang
 func (e *Engine) acquireTail(st store.Store, inst string, size int) (*feedTail, error) {
 	e.tailsMu.Lock()
 	defer e.tailsMu.Unlock()
-	if t := e.tails[inst]; t != nil {
+	// A tail whose reader failed (a store error) serves no new
+	// subscription: they start a fresh one, and the failed tail goes when
+	// its last holder releases it.
+	if t := e.tails[inst]; t != nil && !t.failed() {
 		t.subs++
 		return t, nil
 	}
@@ -179,6 +182,13 @@ func (t *feedTail) fail(err error) {
 	t.err = err
 	close(t.wake)
 	t.wake = make(chan struct{})
+}
+
+// failed reports whether the reader has stopped on an error.
+func (t *feedTail) failed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err != nil
 }
 
 // after returns up to limit entries after seq, or, when there are none
