@@ -77,18 +77,19 @@ func readAfter(ctx context.Context, st store.Store, inst string, ch *store.Chang
 // when it is the first subscription of the instance here; release it
 // once the subscription ends.
 func (e *Engine) acquireTail(st store.Store, inst string, size int) (*feedTail, error) {
-	e.tailsMu.Lock()
-	defer e.tailsMu.Unlock()
-	// A tail whose reader failed (a store error) serves no new
-	// subscription: they start a fresh one, and the failed tail goes when
-	// its last holder releases it.
-	if t := e.tails[inst]; t != nil && !t.failed() {
-		t.subs++
+	if t := e.joinTail(inst); t != nil {
 		return t, nil
 	}
+	// The store is read outside the lock: other instances' subscriptions
+	// do not wait for it.
 	newest, err := st.LastChange(e.streams, inst)
 	if err != nil {
 		return nil, err
+	}
+	e.tailsMu.Lock()
+	defer e.tailsMu.Unlock()
+	if t := e.joinLocked(inst); t != nil { // started meanwhile
+		return t, nil
 	}
 	ctx, cancel := context.WithCancel(e.streams)
 	t := &feedTail{st: st, inst: inst, ctx: ctx, cancel: cancel, size: max(size, 1), base: newest, newest: newest, wake: make(chan struct{}), subs: 1}
@@ -98,6 +99,25 @@ func (e *Engine) acquireTail(st store.Store, inst string, size int) (*feedTail, 
 	e.tails[inst] = t
 	go t.read()
 	return t, nil
+}
+
+// joinTail counts one more holder of the instance's tail, if it has one
+// whose reader runs. A tail whose reader failed (a store error) serves no
+// new subscription: they start a fresh one, and the failed tail goes when
+// its last holder releases it.
+func (e *Engine) joinTail(inst string) *feedTail {
+	e.tailsMu.Lock()
+	defer e.tailsMu.Unlock()
+	return e.joinLocked(inst)
+}
+
+// joinLocked is joinTail with e.tailsMu held.
+func (e *Engine) joinLocked(inst string) *feedTail {
+	if t := e.tails[inst]; t != nil && !t.failed() {
+		t.subs++
+		return t
+	}
+	return nil
 }
 
 // releaseTail ends a subscription's hold on t; the last one stops its
