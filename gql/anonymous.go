@@ -41,20 +41,28 @@ func onlyLogins(doc *ast.Document, opName string) bool {
 // deniedRoot returns the first root field of op (through fragments) that
 // allowed refuses, or "" when it allows them all.
 func deniedRoot(doc *ast.Document, op *ast.OperationDefinition, allowed func(name string) bool) string {
-	var denied string
+	for _, f := range selectedRoots(doc, op) {
+		if !allowed(f.Name.Value) {
+			return f.Name.Value
+		}
+	}
+	return ""
+}
+
+// selectedRoots returns the root fields op selects, in order, through its
+// inline fragments and fragment spreads (nested at most 8 deep).
+func selectedRoots(doc *ast.Document, op *ast.OperationDefinition) []*ast.Field {
+	var fields []*ast.Field
 	frags := fragments(doc)
 	var walk func(set *ast.SelectionSet, depth int)
 	walk = func(set *ast.SelectionSet, depth int) {
-		if set == nil || denied != "" || depth > 8 {
+		if set == nil || depth > 8 {
 			return
 		}
 		for _, sel := range set.Selections {
 			switch sel := sel.(type) {
 			case *ast.Field:
-				if !allowed(sel.Name.Value) {
-					denied = sel.Name.Value
-					return
-				}
+				fields = append(fields, sel)
 			case *ast.InlineFragment:
 				walk(sel.SelectionSet, depth+1)
 			case *ast.FragmentSpread:
@@ -65,7 +73,7 @@ func deniedRoot(doc *ast.Document, op *ast.OperationDefinition, allowed func(nam
 		}
 	}
 	walk(op.SelectionSet, 0)
-	return denied
+	return fields
 }
 
 // anonymousField reports whether an anonymous caller may call a root field.

@@ -33,9 +33,6 @@ type feedTail struct {
 	// entries are the changes base+1 … base+len(entries), in order.
 	base    uint64
 	entries []*feedEntry
-	// newest is the change read last (base+len(entries)), or where the
-	// reader started.
-	newest uint64
 	// wake is closed and replaced when changes arrive or the reader fails.
 	wake chan struct{}
 	err  error
@@ -92,7 +89,7 @@ func (e *Engine) acquireTail(st store.Store, inst string, size int) (*feedTail, 
 		return t, nil
 	}
 	ctx, cancel := context.WithCancel(e.streams)
-	t := &feedTail{st: st, inst: inst, ctx: ctx, cancel: cancel, size: max(size, 1), base: newest, newest: newest, wake: make(chan struct{}), subs: 1}
+	t := &feedTail{st: st, inst: inst, ctx: ctx, cancel: cancel, size: max(size, 1), base: newest, wake: make(chan struct{}), subs: 1}
 	if e.tails == nil {
 		e.tails = map[string]*feedTail{}
 	}
@@ -137,7 +134,7 @@ func (e *Engine) releaseTail(t *feedTail) {
 // read follows the feed until the feedTail's context ends or the store fails.
 func (t *feedTail) read() {
 	t.mu.Lock()
-	last := t.newest
+	last := t.newestLocked()
 	t.mu.Unlock()
 	for {
 		changes, err := t.st.Changes(t.ctx, t.inst, last, changesPage)
@@ -180,10 +177,13 @@ func (t *feedTail) add(changes []store.Change) {
 		t.entries = append(t.entries[:0], t.entries[over:]...)
 		t.base += uint64(over)
 	}
-	t.newest = t.base + uint64(len(t.entries))
 	close(t.wake)
 	t.wake = make(chan struct{})
 }
+
+// newestLocked is the change read last (or where the reader started),
+// with t.mu held.
+func (t *feedTail) newestLocked() uint64 { return t.base + uint64(len(t.entries)) }
 
 // restart empties the feedTail, which now starts after newest.
 func (t *feedTail) restart(newest uint64) {
@@ -191,7 +191,7 @@ func (t *feedTail) restart(newest uint64) {
 	defer t.mu.Unlock()
 	clear(t.entries)
 	t.entries = t.entries[:0]
-	t.base, t.newest = newest, newest
+	t.base = newest
 }
 
 // fail records why the reader stopped and wakes the subscribers, which
@@ -224,7 +224,7 @@ func (t *feedTail) after(seq uint64, limit int) (entries []*feedEntry, wake <-ch
 	if seq < t.base {
 		return nil, nil, true, nil
 	}
-	if seq >= t.newest {
+	if seq >= t.newestLocked() {
 		return nil, t.wake, false, nil
 	}
 	from := seq - t.base

@@ -132,7 +132,7 @@ func (e *Engine) Subscribe(ctx context.Context, env Env, req Request, resume str
 	if op == nil || op.Operation != ast.OperationTypeSubscription {
 		return nil, documentErrors([]error{errors.New("the operation is not a subscription")})
 	}
-	field, err := rootField(doc.ast, op)
+	field, err := subscribeField(doc.ast, op)
 	if err != nil {
 		return nil, documentErrors([]error{err})
 	}
@@ -282,30 +282,10 @@ func (q *eventQueue) forward(ctx context.Context, out chan<- Event) {
 	}
 }
 
-// rootField returns the one root field of a subscription operation
-// (GraphQL allows exactly one).
-func rootField(doc *ast.Document, op *ast.OperationDefinition) (*ast.Field, error) {
-	var fields []*ast.Field
-	frags := fragments(doc)
-	var walk func(set *ast.SelectionSet, depth int)
-	walk = func(set *ast.SelectionSet, depth int) {
-		if set == nil || depth > 8 {
-			return
-		}
-		for _, sel := range set.Selections {
-			switch sel := sel.(type) {
-			case *ast.Field:
-				fields = append(fields, sel)
-			case *ast.InlineFragment:
-				walk(sel.SelectionSet, depth+1)
-			case *ast.FragmentSpread:
-				if f, ok := frags[sel.Name.Value]; ok {
-					walk(f.SelectionSet, depth+1)
-				}
-			}
-		}
-	}
-	walk(op.SelectionSet, 0)
+// subscribeField returns the one root field of a subscription operation
+// (GraphQL allows exactly one), which must be subscribe.
+func subscribeField(doc *ast.Document, op *ast.OperationDefinition) (*ast.Field, error) {
+	fields := selectedRoots(doc, op)
 	if len(fields) != 1 || fields[0].Name.Value != "subscribe" {
 		return nil, errors.New("a subscription selects exactly one root field: subscribe")
 	}

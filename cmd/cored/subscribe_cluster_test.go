@@ -27,17 +27,7 @@ func TestSubscriptionsAcrossProcesses(t *testing.T) {
 	guard, stop := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard only
 	defer stop()
 	const sub = `subscription { subscribe(type: Book) { op id node { ... on Book { title } } } }`
-	q, _ := json.Marshal(map[string]any{"query": sub})
-	req, _ := http.NewRequestWithContext(guard, http.MethodPost, "http://"+b.addr+"/graphql", bytes.NewReader(q))
-	req.Header.Set("content-type", "application/json")
-	req.Header.Set("accept", "text/event-stream")
-	for k, v := range inst {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := openEventStream(guard, t, b, inst, sub)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("SSE subscribe on b: %d", resp.StatusCode)
@@ -146,20 +136,8 @@ func TestSubscriptionConnectionsAcrossProcesses(t *testing.T) {
 	}
 	guard, stop := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard only
 	defer stop()
-	// open starts an event stream on p; the caller closes what it answers.
 	open := func(p *coredProcess) *http.Response {
-		q, _ := json.Marshal(map[string]any{"query": `subscription { subscribe(type: Book) { op } }`})
-		req, _ := http.NewRequestWithContext(guard, http.MethodPost, "http://"+p.addr+"/graphql", bytes.NewReader(q))
-		req.Header.Set("content-type", "application/json")
-		req.Header.Set("accept", "text/event-stream")
-		for k, v := range inst {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
+		return openEventStream(guard, t, p, inst, `subscription { subscribe(type: Book) { op } }`)
 	}
 	held := open(a)
 	defer held.Body.Close()
@@ -194,4 +172,22 @@ func TestSubscriptionConnectionsAcrossProcesses(t *testing.T) {
 	if onB.StatusCode != http.StatusOK {
 		t.Fatalf("an event stream on b: %d", onB.StatusCode)
 	}
+}
+
+// openEventStream sends a subscription to p's /graphql asking for an event
+// stream, with the instance's headers; the caller closes the answer.
+func openEventStream(ctx context.Context, t *testing.T, p *coredProcess, inst map[string]string, query string) *http.Response {
+	t.Helper()
+	q, _ := json.Marshal(map[string]any{"query": query})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.addr+"/graphql", bytes.NewReader(q))
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("accept", "text/event-stream")
+	for k, v := range inst {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
