@@ -3,6 +3,7 @@ package bolt
 import (
 	"fmt"
 	"runtime"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -10,11 +11,26 @@ import (
 )
 
 // Group commit. bbolt has one writer at a time, and with synced commits
-// each transaction costs an fsync. Every write goes to one committer
+// each transaction costs two fdatasyncs. Every write goes to one committer
 // goroutine, which runs whatever writes have queued up while the previous
 // transaction committed as one transaction: a lone write commits at once
-// (bbolt's own Batch would wait for a timer), and under load one fsync
+// (bbolt's own Batch would wait for a timer), and under load one commit
 // serves many writes.
+//
+// Under load the committer also waits a little for writers it expects.
+// Each commit counts the writers it saw: its own writes and those that
+// queued up while it ran. When the next batch holds fewer than three
+// quarters of that, the committer waits for more, for at most as long as
+// the last commit took (and never more than Config.CommitWait, 1 ms by
+// default). Without the wait,
+// c writers in a closed loop settle into alternating groups of about c/2
+// (one group commits while the other is answered and sends its next
+// write), and which grouping they fall into is chance: with 32 writers on
+// one core, commits of 17 writes gave 6,300-8,500 creates/s and commits of
+// 25 gave 9,100-10,800 (corebench d_create_book), since each commit costs
+// its fixed pages, two fdatasyncs (0.14-0.23 ms of CPU each pair on the
+// test host) and the wake-ups around them. A lone writer never waits: it
+// saw no other.
 //
 // The writes of one transaction apply in arrival order, as if serial. When
 // one fails, the transaction is rolled back, that write gets its error
@@ -33,9 +49,11 @@ type call struct {
 // and returns fn's error or the commit's.
 func (s *Store) update(fn func(*bbolt.Tx) error) error {
 	c := &call{fn: fn, done: make(chan error, 1)}
+	s.sending.Add(1)
 	select {
 	case s.calls <- c:
 	case <-s.closed:
+		s.sending.Add(-1)
 		return fmt.Errorf("bolt: %w", store.ErrUnavailable)
 	}
 	return <-c.done
@@ -44,10 +62,17 @@ func (s *Store) update(fn func(*bbolt.Tx) error) error {
 // commitLoop is the committer goroutine; it stops when the store closes.
 func (s *Store) commitLoop() {
 	defer close(s.done)
-	var batch []*call
+	var (
+		batch   []*call
+		writers int           // the writers the last commit saw
+		took    time.Duration // how long the last commit took
+	)
+	wait := time.NewTimer(time.Hour)
+	wait.Stop()
 	for {
 		select {
 		case c := <-s.calls:
+			s.sending.Add(-1)
 			batch = append(batch[:0], c)
 		case <-s.closed:
 			return
@@ -64,8 +89,34 @@ func (s *Store) commitLoop() {
 				break
 			}
 		}
+		if want := min(writers*3/4, s.cfg.BatchSize); len(batch) < want {
+			s.await(&batch, want, min(took, s.cfg.CommitWait), wait)
+		}
+		start := time.Now()
 		s.commit(batch)
+		took = time.Since(start)
+		writers = len(batch) + int(s.sending.Load())
 		clear(batch) // let the calls be collected
+	}
+}
+
+// await adds writes to batch until it holds want of them, for at most d.
+func (s *Store) await(batch *[]*call, want int, d time.Duration, t *time.Timer) {
+	if d <= 0 {
+		return
+	}
+	t.Reset(d)
+	defer t.Stop()
+	for len(*batch) < want {
+		select {
+		case c := <-s.calls:
+			s.sending.Add(-1)
+			*batch = append(*batch, c)
+		case <-t.C:
+			return
+		case <-s.closed:
+			return // the batch still commits: its writers are waiting
+		}
 	}
 }
 
@@ -81,6 +132,7 @@ func (s *Store) drain(batch *[]*call) bool {
 	for len(*batch) < s.cfg.BatchSize {
 		select {
 		case c := <-s.calls:
+			s.sending.Add(-1)
 			*batch = append(*batch, c)
 		default:
 			return len(*batch) > n

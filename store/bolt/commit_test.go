@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -95,5 +96,104 @@ func TestCloseWhileWriting(t *testing.T) {
 	wg.Wait()
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestCommitWaitsForExpectedWriters: once commits have seen several
+// writers, a write that arrives alone waits for the writers the committer
+// expects, and they commit in one transaction with it. Progress, not the
+// clock, orders the steps; the one bound is the wait itself (as long as
+// the last commit took, held here for two seconds).
+func TestCommitWaitsForExpectedWriters(t *testing.T) {
+	cfg := testConfig()
+	cfg.CommitWait = time.Minute
+	s := openTemp(t, cfg)
+	var mu sync.Mutex
+	txOf := map[string]int{}
+	// put writes key; hold, when not nil, is waited for inside the
+	// transaction, after started is closed.
+	put := func(key string, started chan<- struct{}, hold <-chan struct{}) error {
+		var once sync.Once
+		return s.update(func(tx *bbolt.Tx) error {
+			if hold != nil {
+				once.Do(func() { close(started) })
+				<-hold
+			}
+			mu.Lock()
+			txOf[key] = tx.ID()
+			mu.Unlock()
+			b, err := tx.Bucket(bucketDocs).CreateBucketIfNotExists([]byte("k"))
+			if err != nil {
+				return err
+			}
+			return b.Put([]byte(key), []byte("x"))
+		})
+	}
+	var wg sync.WaitGroup
+	write := func(key string, started chan<- struct{}, hold <-chan struct{}) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := put(key, started, hold); err != nil {
+				t.Errorf("write %s: %v", key, err)
+			}
+		}()
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			if t.Failed() {
+				t.Fatalf("gave up waiting for %s", what)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	// A commit held open while seven writers queue behind it: the
+	// committer sees eight.
+	started, hold := make(chan struct{}), make(chan struct{})
+	write("a0", started, hold)
+	<-started
+	started2, hold2 := make(chan struct{}), make(chan struct{})
+	write("b0", started2, hold2) // holds the next commit, below
+	for i := 1; i < 7; i++ {
+		write(fmt.Sprintf("b%d", i), nil, nil)
+	}
+	waitFor("seven queued writers", func() bool { return s.sending.Load() == 7 })
+	close(hold)
+	// The seven commit together (six of eight is enough), and that commit
+	// takes two seconds: the bound of the next wait.
+	<-started2
+	time.Sleep(2 * time.Second)
+	close(hold2)
+	wg.Wait()
+
+	// A write alone: the committer expects seven writers and waits for
+	// five (three quarters). Four more come a while after it has taken the
+	// first: longer than its yields to ready goroutines, much shorter
+	// than the wait.
+	write("c0", nil, nil)
+	waitFor("the committer to take c0", func() bool { return s.sending.Load() == 0 })
+	time.Sleep(50 * time.Millisecond)
+	for i := 1; i < 5; i++ {
+		write(fmt.Sprintf("c%d", i), nil, nil)
+	}
+	wg.Wait()
+	for i := 1; i < 5; i++ {
+		if a, b := txOf["c0"], txOf[fmt.Sprintf("c%d", i)]; a != b {
+			t.Errorf("c0 committed in transaction %d, c%d in %d: the first write did not wait for the expected writers", a, i, b)
+		}
+	}
+	for i := 1; i < 7; i++ {
+		if a, b := txOf["b0"], txOf[fmt.Sprintf("b%d", i)]; a != b {
+			t.Errorf("b0 committed in transaction %d, b%d in %d: the queued writes did not share one", a, i, b)
+		}
+	}
+	docs, err := s.ListDocs(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 13 {
+		t.Errorf("%d writes committed, want 13", len(docs))
 	}
 }
