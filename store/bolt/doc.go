@@ -55,11 +55,13 @@
 //
 // # Writes
 //
-// bbolt allows one writer at a time, and a synced commit costs an fsync.
-// Writes go to one committer goroutine that commits, in one transaction,
-// every write that queued up while the previous one committed (commit.go):
-// a lone write commits at once, and under load one fsync serves many
-// writes. A write that fails is taken out and the others run again, so one
+// bbolt allows one writer at a time, and a synced commit costs two
+// fsyncs. Writes go to one committer goroutine that commits, in one
+// transaction, every write that queued up while the previous one
+// committed (commit.go): a lone write commits at once, and under load one
+// commit serves many writes; a commit that saw several writers waits
+// briefly (at most as long as the last one took, 1 ms at most) for three
+// quarters of them. A write that fails is taken out and the others run again, so one
 // bad Write never fails another, and each Write stays atomic. A Write's
 // quota is checked inside its transaction, against the usage the same
 // transaction keeps, so a quota is never passed, however many write at
