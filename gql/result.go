@@ -103,17 +103,61 @@ func (r *Result) Member(keys ...string) json.RawMessage {
 	}
 	data := r.body[r.dataStart:r.dataEnd]
 	for _, k := range keys {
-		if data = member(data, k); data == nil {
+		if data = memberFrom(data, k); data == nil {
 			return nil
 		}
 	}
-	return data
+	if end := skipValue(data, 0); end > 0 {
+		return data[:end]
+	}
+	return nil
+}
+
+// HasItems reports whether the data member at a path of object keys is a
+// list with an item; false when it is empty, missing or not a list. On an
+// encoded result it reads no further than the list's first item: a REST
+// record lookup asks it of every answer.
+func (r *Result) HasItems(keys ...string) bool {
+	if r.body == nil || r.Data != nil {
+		v := r.Data
+		for _, k := range keys {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return false
+			}
+			v = m[k]
+		}
+		items, ok := v.([]any)
+		return ok && len(items) > 0
+	}
+	data := r.body[r.dataStart:r.dataEnd]
+	for _, k := range keys {
+		if data = memberFrom(data, k); data == nil {
+			return false
+		}
+	}
+	if len(data) == 0 || data[0] != '[' {
+		return false
+	}
+	i := skipSpace(data, 1)
+	return i < len(data) && data[i] != ']'
 }
 
 // member returns the JSON of member key of the JSON object obj, or nil.
-// obj is the executor's own encoding (valid JSON), so a scan that tracks
-// strings and nesting finds the members' bounds.
 func member(obj []byte, key string) []byte {
+	v := memberFrom(obj, key)
+	if end := skipValue(v, 0); end > 0 {
+		return v[:end]
+	}
+	return nil
+}
+
+// memberFrom returns obj from the start of member key's value on, or nil
+// when obj is not an object or has no such member: a caller going deeper
+// needs the value's start, not its end. obj is the executor's own encoding
+// (valid JSON), so a scan that tracks strings and nesting finds the
+// members' bounds.
+func memberFrom(obj []byte, key string) []byte {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return nil
@@ -131,12 +175,15 @@ func member(obj []byte, key string) []byte {
 			return nil
 		}
 		vStart := skipSpace(obj, i+1)
-		vEnd := skipValue(obj, vStart)
-		if vEnd <= vStart {
+		if vStart >= len(obj) {
 			return nil
 		}
 		if len(name) == len(key)+2 && string(name[1:len(name)-1]) == key {
-			return obj[vStart:vEnd]
+			return obj[vStart:]
+		}
+		vEnd := skipValue(obj, vStart)
+		if vEnd <= vStart {
+			return nil
 		}
 		i = skipSpace(obj, vEnd)
 		if i >= len(obj) || obj[i] != ',' {

@@ -40,6 +40,27 @@ func TestResultMember(t *testing.T) {
 	if got := (&Result{}).Member("find"); got != nil {
 		t.Errorf("Member of a result without data = %s, want nil", got)
 	}
+	for _, tc := range []struct {
+		keys []string
+		want bool
+	}{
+		{[]string{"find", "edges"}, true},
+		{[]string{"find", "empty"}, false},
+		{[]string{"find", "pageInfo"}, false}, // an object
+		{[]string{"n"}, false},
+		{[]string{"find", "missing"}, false},
+		{[]string{"missing", "edges"}, false},
+	} {
+		for name, r := range map[string]*Result{"encoded": encoded, "decoded": decoded} {
+			if got := r.HasItems(tc.keys...); got != tc.want {
+				t.Errorf("%s: HasItems(%q) = %v, want %v", name, tc.keys, got, tc.want)
+			}
+		}
+	}
+	spaced := `{"data":{"find":{"edges":[ ]}}}`
+	if (&Result{body: []byte(spaced), dataStart: 8, dataEnd: len(spaced) - 1}).HasItems("find", "edges") {
+		t.Error(`HasItems of "[ ]" = true, want false`)
+	}
 }
 
 // FuzzResultMember checks member against encoding/json on any valid JSON
@@ -72,4 +93,18 @@ func FuzzResultMember(f *testing.F) {
 			t.Fatalf("member(%s, %q) = %s, want %v", obj, key, got, want)
 		}
 	})
+}
+
+// BenchmarkRecordFound is the REST record lookup's check of a GET answer
+// (one book with its core fields): is find.edges a list with an item?
+func BenchmarkRecordFound(b *testing.B) {
+	node := `{"title":"Book 17","authorid":3,"price":55.5,"core":{"id":"b17","type":"Book","createdAt":"2026-11-25T17:04:15.123Z","updatedAt":"2026-11-25T17:04:15.123Z","createdBy":"","instanceId":"bench.test","trashed":false,"trashedAt":null,"version":1,"impl":null,"owner":null,"readers":[],"writers":[]}}`
+	data := `{"find":{"edges":[{"cursor":"YjE3","node":` + node + `}],"pageInfo":{"hasNextPage":false,"hasPreviousPage":false,"startCursor":"YjE3","endCursor":"YjE3"}}}`
+	body := `{"data":` + data + `}`
+	r := &Result{body: []byte(body), dataStart: 8, dataEnd: len(body) - 1}
+	for b.Loop() {
+		if !r.HasItems("find", "edges") {
+			b.Fatal("no items")
+		}
+	}
 }

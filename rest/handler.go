@@ -186,7 +186,7 @@ func answer(p Plan, res *gql.Result) (int, any) {
 	}
 	switch p.Shape {
 	case ShapeRecord:
-		if edges := res.Member(p.Field, "edges"); len(edges) == 0 || string(edges) == "[]" {
+		if !res.HasItems(p.Field, "edges") {
 			return errcode.Body(errcode.New(errcode.NotFound, "%s %s not found", p.Type, quoteShort(p.ID)))
 		}
 	case ShapeLogin:
