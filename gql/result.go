@@ -84,31 +84,19 @@ func (r *Result) Value() any {
 // the way, so a caller that wants one small member (is a list empty?)
 // does not pay for decoding the whole answer.
 func (r *Result) Member(keys ...string) json.RawMessage {
-	if r.body == nil || r.Data != nil {
-		v := r.Data
-		for _, k := range keys {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil
-			}
-			if v, ok = m[k]; !ok {
-				return nil
-			}
-		}
+	v, enc, ok := r.at(keys)
+	if !ok {
+		return nil
+	}
+	if enc == nil {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return nil
 		}
 		return b
 	}
-	data := r.body[r.dataStart:r.dataEnd]
-	for _, k := range keys {
-		if data = memberFrom(data, k); data == nil {
-			return nil
-		}
-	}
-	if end := skipValue(data, 0); end > 0 {
-		return data[:end]
+	if end := skipValue(enc, 0); end > 0 {
+		return enc[:end]
 	}
 	return nil
 }
@@ -118,29 +106,45 @@ func (r *Result) Member(keys ...string) json.RawMessage {
 // encoded result it reads no further than the list's first item: a REST
 // record lookup asks it of every answer.
 func (r *Result) HasItems(keys ...string) bool {
-	if r.body == nil || r.Data != nil {
-		v := r.Data
-		for _, k := range keys {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return false
-			}
-			v = m[k]
-		}
+	v, enc, ok := r.at(keys)
+	if !ok {
+		return false
+	}
+	if enc == nil {
 		items, ok := v.([]any)
 		return ok && len(items) > 0
 	}
-	data := r.body[r.dataStart:r.dataEnd]
-	for _, k := range keys {
-		if data = memberFrom(data, k); data == nil {
-			return false
-		}
-	}
-	if len(data) == 0 || data[0] != '[' {
+	if enc[0] != '[' {
 		return false
 	}
-	i := skipSpace(data, 1)
-	return i < len(data) && data[i] != ']'
+	i := skipSpace(enc, 1)
+	return i < len(enc) && enc[i] != ']'
+}
+
+// at finds the data member at a path of object keys: in the decoded data
+// (v), or in the encoding, from the member's start to the data's end
+// (enc, never empty); ok is false when a step is missing or not an object.
+func (r *Result) at(keys []string) (v any, enc []byte, ok bool) {
+	if r.body == nil || r.Data != nil {
+		v = r.Data
+		for _, k := range keys {
+			m, isMap := v.(map[string]any)
+			if !isMap {
+				return nil, nil, false
+			}
+			if v, ok = m[k]; !ok {
+				return nil, nil, false
+			}
+		}
+		return v, nil, true
+	}
+	enc = r.body[r.dataStart:r.dataEnd]
+	for _, k := range keys {
+		if enc = memberFrom(enc, k); enc == nil {
+			return nil, nil, false
+		}
+	}
+	return nil, enc, len(enc) > 0
 }
 
 // member returns the JSON of member key of the JSON object obj, or nil.
