@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -99,8 +100,19 @@ func startCored(t *testing.T, mongoURI string) *coredProcess {
 // call sends a JSON request to a process and decodes the answer.
 func (p *coredProcess) call(t *testing.T, method, path string, headers map[string]string, body any) (int, map[string]any) {
 	t.Helper()
+	res := p.send(context.Background(), t, method, path, headers, body)
+	defer res.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
+// send sends a JSON body to the process with headers and returns the
+// answer; the caller closes it.
+func (p *coredProcess) send(ctx context.Context, t *testing.T, method, path string, headers map[string]string, body any) *http.Response {
+	t.Helper()
 	b, _ := json.Marshal(body)
-	req, err := http.NewRequest(method, "http://"+p.addr+path, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+p.addr+path, bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,10 +124,7 @@ func (p *coredProcess) call(t *testing.T, method, path string, headers map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(res.Body).Decode(&out)
-	return res.StatusCode, out
+	return res
 }
 
 // TestTwoProcessesStartTogether: two cored processes started at the same

@@ -2,10 +2,10 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -178,16 +178,7 @@ func TestSubscriptionConnectionsAcrossProcesses(t *testing.T) {
 // stream, with the instance's headers; the caller closes the answer.
 func openEventStream(ctx context.Context, t *testing.T, p *coredProcess, inst map[string]string, query string) *http.Response {
 	t.Helper()
-	q, _ := json.Marshal(map[string]any{"query": query})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.addr+"/graphql", bytes.NewReader(q))
-	req.Header.Set("content-type", "application/json")
-	req.Header.Set("accept", "text/event-stream")
-	for k, v := range inst {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
+	headers := maps.Clone(inst)
+	headers["accept"] = "text/event-stream"
+	return p.send(ctx, t, http.MethodPost, "/graphql", headers, map[string]any{"query": query})
 }
