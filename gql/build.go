@@ -98,7 +98,7 @@ func (b *builder) build() (graphql.Schema, error) {
 		},
 	})
 	b.pageInfo = newPageInfoObject()
-	b.conn = newConnectionObject(b.union, b.pageInfo)
+	b.conn = newConnectionObject(b.direct, b.union, b.pageInfo)
 	b.buildInputs()
 
 	query := graphql.NewObject(graphql.ObjectConfig{Name: "Query", Fields: b.queryFields()})

@@ -42,6 +42,15 @@ func newCoreObject(direct directFields) *graphql.Object {
 		}
 	}
 	str("id", func(_ *call, m *meta) any { return m.rec.ID })
+	// The id's direct read is a pointer into the record (boxing the
+	// string would allocate); the executor appends it as a string.
+	direct.add("Core", "id", func(_ *call, src any) (any, bool) {
+		m, _ := src.(*meta)
+		if m == nil {
+			return nil, false
+		}
+		return &m.rec.ID, true
+	})
 	// A timestamp's direct read is a pointer into the record (boxing it
 	// allocates nothing); the executor appends it with appendTime.
 	stamp := func(name string, get func(m *meta) *time.Time) {
@@ -121,7 +130,14 @@ func newPageInfoObject() *graphql.Object {
 type edge struct{ n *node }
 
 // newConnectionObject returns CoreFilterConnection and its edge type.
-func newConnectionObject(union *graphql.Union, pageInfo *graphql.Object) *graphql.Object {
+func newConnectionObject(direct directFields, union *graphql.Union, pageInfo *graphql.Object) *graphql.Object {
+	direct.add("CoreResultEdge", "cursor", func(_ *call, src any) (any, bool) {
+		e, ok := src.(edge)
+		if !ok {
+			return nil, false
+		}
+		return &e.n.rec.ID, true
+	})
 	edgeType := graphql.NewObject(graphql.ObjectConfig{
 		Name: "CoreResultEdge",
 		Fields: graphql.Fields{

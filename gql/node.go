@@ -13,6 +13,8 @@ import (
 type node struct {
 	rec   *store.Record
 	batch *batch
+	// core is the source of the record's `core` field.
+	core meta
 }
 
 // batch is a set of sibling records with their loaded references.
@@ -29,8 +31,10 @@ type refLoad struct {
 // newBatch wraps records as one batch of nodes.
 func newBatch(recs []*store.Record) []*node {
 	b := &batch{nodes: make([]*node, len(recs))}
+	nodes := make([]node, len(recs))
 	for i, r := range recs {
-		b.nodes[i] = &node{rec: r, batch: b}
+		nodes[i] = node{rec: r, batch: b, core: meta{rec: r}}
+		b.nodes[i] = &nodes[i]
 	}
 	return b.nodes
 }

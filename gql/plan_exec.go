@@ -183,12 +183,13 @@ func (e *executor) field(f *fieldPlan, src any, parent *graphql.ResponsePath, fi
 		e.buf = appendString(e.buf, f.typename)
 		return true
 	}
-	if f.direct != nil && e.direct(f, src) {
-		return true
-	}
-	path := e.path(parent, f.keyAny)
 	start := len(e.buf)
-	if e.resolve(f, src, path) != failed {
+	if f.direct != nil {
+		if r, ok := e.direct(f, src, parent); ok {
+			return r != failed || e.caught(f.typ, start)
+		}
+	}
+	if e.resolve(f, src, e.path(parent, f.keyAny)) != failed {
 		return true
 	}
 	return e.caught(f.typ, start)

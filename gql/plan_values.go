@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/gqlerrors"
@@ -303,6 +304,12 @@ func nullish(v any) bool {
 		return false
 	case float64:
 		return math.IsNaN(x)
+	case *meta: // the direct fields' pointers, without reflect
+		return x == nil
+	case *string:
+		return x == nil
+	case *time.Time:
+		return x == nil
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Ptr {

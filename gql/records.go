@@ -22,10 +22,17 @@ func (b *builder) recordObject(t *schema.Type) *graphql.Object {
 					Type:        graphql.NewNonNull(b.core),
 					Description: "The record's metadata.",
 					Resolve: func(p graphql.ResolveParams) (any, error) {
-						return &meta{rec: p.Source.(*node).rec}, nil
+						return &p.Source.(*node).core, nil
 					},
 				},
 			}
+			b.direct.add(t.Name, "core", func(_ *call, src any) (any, bool) {
+				n, ok := src.(*node)
+				if !ok {
+					return nil, false
+				}
+				return &n.core, true
+			})
 			for _, f := range t.Fields {
 				if f.Hidden {
 					continue
