@@ -224,29 +224,45 @@ func (l *lexer) lexNumber() (token, error) {
 // lexString reads a quoted string and decodes its escapes: \' \" \\ \n \t
 // and \uXXXX (a UTF-16 surrogate pair written as two escapes is one
 // character; a lone surrogate is an error).
+//
+// A literal without escapes is a slice of the source (which Parse checked
+// is UTF-8, so it reads as the decoded runes would); the first escape
+// starts a copy.
 func (l *lexer) lexString() (token, error) {
 	p := l.pos()
 	q := l.advance()
+	start := l.off
 	var b strings.Builder
+	escaped := false
 	for {
 		if l.off >= len(l.src) {
 			return token{}, errorAt(p, "unterminated string")
 		}
-		if b.Len() > l.maxString {
+		n := l.off - start
+		if escaped {
+			n = b.Len()
+		}
+		if n > l.maxString {
 			return token{}, errorAt(p, "string literal is longer than %d bytes", l.maxString)
 		}
-		ep := l.pos()
+		ep, end := l.pos(), l.off
 		r := l.advance()
-		switch r {
-		case q:
+		switch {
+		case r == q && !escaped:
+			return token{kind: tString, text: l.src[start:end], pos: p}, nil
+		case r == q:
 			return token{kind: tString, text: b.String(), pos: p}, nil
-		case '\\':
+		case r == '\\':
+			if !escaped {
+				b.WriteString(l.src[start:end])
+				escaped = true
+			}
 			r, err := l.escape(ep)
 			if err != nil {
 				return token{}, err
 			}
 			b.WriteRune(r)
-		default:
+		case escaped:
 			b.WriteRune(r)
 		}
 	}

@@ -26,6 +26,7 @@ func Parse(text string, lim Limits) (*Query, error) {
 		return nil, errorAt(invalidUTF8Pos(text), "query is not valid UTF-8")
 	}
 	p := &parser{lx: newLexer(text, lim.MaxStringBytes), lim: lim}
+	p.ahead = p.buf[:0]
 	q, err := p.query()
 	if err != nil {
 		return nil, err
@@ -56,8 +57,10 @@ func invalidUTF8Pos(s string) Pos {
 // to three tokens of look-ahead (needed to tell a field named like a
 // keyword from the keyword).
 type parser struct {
-	lx          *lexer
+	lx *lexer
+	// ahead is the look-ahead, in buf while it fits.
 	ahead       []token
+	buf         [4]token
 	lim         Limits
 	depth       int
 	comparisons int
@@ -84,12 +87,16 @@ func (p *parser) next() (token, error) {
 	if err != nil {
 		return token{}, err
 	}
-	p.ahead = p.ahead[1:]
+	p.skip()
 	return t, nil
 }
 
-// skip drops the token peek(0) has already read.
-func (p *parser) skip() { p.ahead = p.ahead[1:] }
+// skip drops the token peek(0) has already read. The rest moves to the
+// front, so that the look-ahead keeps its room.
+func (p *parser) skip() {
+	n := copy(p.ahead, p.ahead[1:])
+	p.ahead = p.ahead[:n]
+}
 
 // isPath reports whether the name at look-ahead i starts a comparison, that
 // is, is followed by an operator or by IN and a range. It lets a field be
