@@ -165,11 +165,11 @@ func (s *Server) deadline(d time.Duration) echo.MiddlewareFunc {
 			if d <= 0 || s.isRegistry(c.Request().URL.Path) {
 				return next(c)
 			}
-			ctx, cancel := context.WithTimeout(c.Request().Context(), d)
-			defer cancel()
+			dctx := withDeadline(c.Request().Context(), time.Now().Add(d))
+			defer dctx.release()
 			// An event stream stays open as long as its client keeps it
 			// (a WebSocket runs on its own context once upgraded).
-			ctx = gql.WithStreamContext(ctx, c.Request().Context())
+			ctx := gql.WithStreamContext(dctx, c.Request().Context())
 			c.SetRequest(c.Request().WithContext(ctx))
 			err := next(c)
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) && !c.Response().Committed {
