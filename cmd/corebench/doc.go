@@ -2,6 +2,7 @@
 //
 //	go run ./cmd/corebench [flags]        the load test: one markdown table
 //	go run ./cmd/corebench scale [flags]  the scaling figures
+//	corebench floor [-addr host:port]     a bare echo handler: the floor
 //
 // The load test builds cored from this checkout (go build into a temporary
 // directory), starts `cored serve` on a fresh data directory pinned to one

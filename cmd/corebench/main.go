@@ -26,12 +26,15 @@ func main() {
 	os.Exit(1)
 }
 
-// run dispatches: `corebench [load] [flags]` or `corebench scale [flags]`.
+// run dispatches: `corebench [load] [flags]`, `corebench scale [flags]`
+// or `corebench floor [flags]`.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "scale":
 			return runScaleCmd(ctx, args[1:], stdout, stderr)
+		case "floor":
+			return runFloorCmd(ctx, args[1:], stdout, stderr)
 		case "load":
 			args = args[1:]
 		}
@@ -48,7 +51,8 @@ func runLoadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: corebench [load] [flags]      the load test (this)\n"+
-			"       corebench scale [flags]       the scaling figures (corebench scale -h)\n\n"+
+			"       corebench scale [flags]       the scaling figures (corebench scale -h)\n"+
+			"       corebench floor [flags]       a bare echo handler to measure the floor against (corebench floor -h)\n\n"+
 			"Starts cored (built from this checkout) pinned to one CPU, deploys the Author/Book\n"+
 			"schema, seeds the data set of ../shared/bench, checks one answer per scenario, then\n"+
 			"runs each scenario and prints a markdown table.\n\nscenarios:\n")
