@@ -19,6 +19,20 @@ const MaxGrants = 100_000
 // operation asked about); past it they are computed afresh.
 const maxSets = 10_000
 
+// When a snapshot is older than the ttl, the instance's change feed says
+// whether any AccessRight changed since it was read: when none did, the
+// grants serve on without a read of them all. The feed is read a page of
+// changePage at a time, at most maxRecheck changes; an instance that
+// changed more than that (or whose feed was trimmed past the snapshot)
+// has its grants read again, and so does one whose grants were last read
+// maxReuse ago: on MongoDB a process that dies between writing a record
+// and appending its change leaves a change the feed never shows.
+const (
+	changePage = 256
+	maxRecheck = 4 * changePage
+	maxReuse   = time.Minute
+)
+
 // Cache holds each instance's grants in memory, and the Sets computed
 // from them. Safe for concurrent use.
 type Cache struct {
@@ -35,8 +49,13 @@ type snapshot struct {
 	once   sync.Once
 	read   time.Time // guarded by Cache.mu
 	grants []Grant
+	// seq is the instance's newest change when the grants were read (or
+	// found unchanged); loaded is when they were read.
+	seq    uint64
+	loaded time.Time
 	err    error
 	failed atomic.Bool // err != nil, for readers that do not wait on once
+	done   atomic.Bool // once has run: grants, seq and err are set
 	// sets are the Rights computed from grants, kept until boundary (the
 	// first start or end date after read: a Set computed before it could
 	// be wrong after) unless some grant reads its members from a record
@@ -93,7 +112,11 @@ func (c *Cache) Rights(ctx context.Context, inst string, p auth.Principal, typ, 
 func (c *Cache) snapshot(ctx context.Context, inst string, now time.Time) *snapshot {
 	c.mu.Lock()
 	s := c.m[inst]
+	var prev *snapshot // an expired snapshot that may still hold
 	if s == nil || now.Sub(s.read) >= c.ttl || s.failed.Load() {
+		if s != nil && s.done.Load() && !s.failed.Load() {
+			prev = s
+		}
 		// read is set here, under mu, where it is also read: the
 		// snapshot's age counts from when it was asked for.
 		s = &snapshot{read: now}
@@ -101,7 +124,13 @@ func (c *Cache) snapshot(ctx context.Context, inst string, now time.Time) *snaps
 	}
 	c.mu.Unlock()
 	s.once.Do(func() {
-		s.grants, s.err = c.load(ctx, inst)
+		defer s.done.Store(true)
+		if seq, ok := c.unchanged(ctx, inst, prev, now); ok {
+			s.grants, s.seq, s.loaded = prev.grants, seq, prev.loaded
+		} else {
+			s.seq, s.grants, s.err = c.load(ctx, inst)
+			s.loaded = now
+		}
 		s.failed.Store(s.err != nil)
 		for i := range s.grants {
 			g := &s.grants[i]
@@ -125,17 +154,51 @@ func (c *Cache) Forget(inst string) {
 	c.mu.Unlock()
 }
 
-func (c *Cache) load(ctx context.Context, inst string) ([]Grant, error) {
+// unchanged reports whether no AccessRight of the instance changed since
+// prev was read, and the newest change it looked at. Any doubt (no prev,
+// an error, a trimmed or restarted feed, too many changes to look
+// through, grants read maxReuse ago) is a change.
+func (c *Cache) unchanged(ctx context.Context, inst string, prev *snapshot, now time.Time) (uint64, bool) {
+	if prev == nil || now.Sub(prev.loaded) >= maxReuse {
+		return 0, false
+	}
+	last, err := c.st.LastChange(ctx, inst)
+	if err != nil || last < prev.seq || last-prev.seq > maxRecheck {
+		return 0, false
+	}
+	for after := prev.seq; after < last; {
+		page, err := c.st.Changes(ctx, inst, after, changePage)
+		if err != nil || len(page) == 0 {
+			return 0, false
+		}
+		for _, ch := range page {
+			if ch.Type == Type {
+				return 0, false
+			}
+		}
+		after = page[len(page)-1].Seq
+	}
+	return last, true
+}
+
+// load reads the instance's grants, and the newest change before them:
+// a change after it may or may not be in the grants read, so the next
+// check looks at it.
+func (c *Cache) load(ctx context.Context, inst string) (uint64, []Grant, error) {
+	seq, err := c.st.LastChange(ctx, inst)
+	if err != nil {
+		return 0, nil, fmt.Errorf("access: reading the change feed: %w", err)
+	}
 	recs, err := c.st.Find(ctx, inst, &store.Query{Type: Type, Limit: MaxGrants + 1})
 	if err != nil {
-		return nil, fmt.Errorf("access: reading the grants: %w", err)
+		return 0, nil, fmt.Errorf("access: reading the grants: %w", err)
 	}
 	if len(recs) > MaxGrants {
-		return nil, fmt.Errorf("access: the instance has more than %d AccessRight records", MaxGrants)
+		return 0, nil, fmt.Errorf("access: the instance has more than %d AccessRight records", MaxGrants)
 	}
 	out := make([]Grant, len(recs))
 	for i, r := range recs {
 		out[i] = FromRecord(r)
 	}
-	return out, nil
+	return seq, out, nil
 }

@@ -100,6 +100,69 @@ func TestCacheReadsAgainAfterForgetOrTTL(t *testing.T) {
 	}
 }
 
+// TestCacheKeepsGrantsTheFeedShowsUnchanged: past the ttl, a snapshot
+// whose instance's change feed shows no AccessRight change serves on
+// without a read of the grants; an AccessRight change, more changes than
+// it looks through, or grants read a minute ago make it read them again.
+func TestCacheKeepsGrantsTheFeedShowsUnchanged(t *testing.T) {
+	ctx := context.Background()
+	st := bolttest.Open(t)
+	if err := st.Declare(ctx, "i1", []store.TypeSpec{{Name: access.Type}, {Name: "Book"}}); err != nil {
+		t.Fatal(err)
+	}
+	write := func(ops ...store.Op) {
+		t.Helper()
+		if _, err := st.Write(ctx, "i1", ops, store.Quota{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grant := func(id string) store.Op {
+		return store.Op{Kind: store.OpUpsert, Type: access.Type, ID: id, Now: time.Now(),
+			Set: map[string]any{"resource": "*", "resourceType": "Book", "operationType": "*", "operation": "*", "permissionType": "SBP"}}
+	}
+	books := func(n int) []store.Op {
+		ops := make([]store.Op, n)
+		for i := range ops {
+			ops[i] = store.Op{Kind: store.OpUpsert, Type: "Book", ID: store.NewID(), Now: time.Now(), Set: map[string]any{"title": "t"}}
+		}
+		return ops
+	}
+	c := access.NewCache(st, time.Second)
+	// first returns the snapshot's first grant: the same pointer while the
+	// grants read once serve on.
+	first := func(now time.Time, want int) *access.Grant {
+		t.Helper()
+		g, err := c.Grants(ctx, "i1", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(g) != want {
+			t.Fatalf("at %v: %d grants, want %d", now, len(g), want)
+		}
+		return &g[0]
+	}
+	t0 := time.Now()
+	write(grant("g1"))
+	read := first(t0, 1)
+	write(books(3)...)
+	if first(t0.Add(2*time.Second), 1) != read {
+		t.Error("books written since: the grants were read again")
+	}
+	write(grant("g2"))
+	read = first(t0.Add(4*time.Second), 2)
+	write(books(1100)...)
+	again := first(t0.Add(6*time.Second), 2)
+	if again == read {
+		t.Error("1,100 changes since: the grants were not read again")
+	}
+	if first(t0.Add(8*time.Second), 2) != again {
+		t.Error("nothing written since: the grants were read again")
+	}
+	if first(t0.Add(6*time.Second+time.Minute), 2) == again {
+		t.Error("a minute after they were read: the grants were not read again")
+	}
+}
+
 func TestFieldsAreTheUnionOfTheGrants(t *testing.T) {
 	now := time.Now()
 	bob := auth.Principal{Kind: auth.User, AccountID: "bob"}
@@ -214,4 +277,41 @@ func TestRestrictToShownFields(t *testing.T) {
 	if unlimited.Restrict([]string{"price"}) != unlimited {
 		t.Error("a set without limited grants was restricted")
 	}
+}
+
+// BenchmarkCacheExpiry: what an expired snapshot of 10,000 grants costs,
+// read in full (after Forget) and rechecked against the change feed
+// (every ttl, a full read each maxReuse).
+func BenchmarkCacheExpiry(b *testing.B) {
+	ctx := context.Background()
+	st := bolttest.Open(b)
+	if err := st.Declare(ctx, "i1", []store.TypeSpec{{Name: access.Type}}); err != nil {
+		b.Fatal(err)
+	}
+	ops := make([]store.Op, 10_000)
+	for i := range ops {
+		ops[i] = store.Op{Kind: store.OpUpsert, Type: access.Type, ID: store.NewID(), Now: time.Now(), Set: map[string]any{
+			"resource": store.NewID(), "resourceType": "Book", "operationType": "Query", "operation": "get", "permissionType": "RBP", "members": []any{"bob"}}}
+	}
+	if _, err := st.Write(ctx, "i1", ops, store.Quota{}); err != nil {
+		b.Fatal(err)
+	}
+	c := access.NewCache(st, time.Second)
+	now := time.Now()
+	b.Run("read in full", func(b *testing.B) {
+		for b.Loop() {
+			c.Forget("i1")
+			if _, err := c.Grants(ctx, "i1", now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("rechecked", func(b *testing.B) {
+		for b.Loop() {
+			now = now.Add(time.Second)
+			if _, err := c.Grants(ctx, "i1", now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
