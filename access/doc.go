@@ -41,7 +41,11 @@
 // # Where grants come from
 //
 // Cache keeps each instance's grants in memory, read from the store at
-// most once a second per instance (so processes sharing a MongoDB agree
-// within a second) and at once after this process writes an AccessRight
-// (Forget).
+// once after this process writes an AccessRight (Forget) and otherwise
+// checked once a second per instance (so processes sharing a MongoDB agree
+// within a second): the check reads the instance's change feed since the
+// grants were read, and reads the grants again only when an AccessRight
+// changed (or the feed cannot tell: more than 1,024 changes, trimmed, or
+// grants read a minute ago). An instance of 10,000 grants costs 0.46 ms a
+// second instead of 17-25 ms (BenchmarkCacheExpiry).
 package access
