@@ -56,14 +56,15 @@ type snapshot struct {
 	err    error
 	failed atomic.Bool // err != nil, for readers that do not wait on once
 	done   atomic.Bool // once has run: grants, seq and err are set
-	// sets are the Rights computed from grants, kept until boundary (the
-	// first start or end date after read: a Set computed before it could
-	// be wrong after) unless some grant reads its members from a record
-	// at each request (sources).
-	sources  bool
-	boundary time.Time
-	mu       sync.Mutex
-	sets     map[setKey]*Set
+	// sets are the Rights computed from the grants but the sourced ones,
+	// kept until boundary (the first start or end date after read: a Set
+	// computed before it could be wrong after). The sourced grants read
+	// their members from a record at each request: their Set is computed
+	// then and joined to the kept one.
+	plain, sourced []Grant
+	boundary       time.Time
+	mu             sync.Mutex
+	sets           map[setKey]*Set
 }
 
 type setKey struct {
@@ -92,21 +93,30 @@ func (c *Cache) Rights(ctx context.Context, inst string, p auth.Principal, typ, 
 	if s.err != nil {
 		return nil, s.err
 	}
-	if s.sources || !s.boundary.IsZero() && !now.Before(s.boundary) {
+	if !s.boundary.IsZero() && !now.Before(s.boundary) {
 		return Rights(s.grants, p, typ, operation, now, source), nil
 	}
+	set := s.plainRights(p, typ, operation, now)
+	if len(s.sourced) > 0 {
+		set = set.union(Rights(s.sourced, p, typ, operation, now, source))
+	}
+	return set, nil
+}
+
+// plainRights is Rights over the grants that name their members, kept.
+func (s *snapshot) plainRights(p auth.Principal, typ, operation string, now time.Time) *Set {
 	key := setKey{p.Kind, p.AccountID, typ, operation}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if set, ok := s.sets[key]; ok {
-		return set, nil
+		return set
 	}
-	set := Rights(s.grants, p, typ, operation, now, nil)
+	set := Rights(s.plain, p, typ, operation, now, nil)
 	if s.sets == nil || len(s.sets) >= maxSets {
 		s.sets = map[setKey]*Set{}
 	}
 	s.sets[key] = set
-	return set, nil
+	return set
 }
 
 func (c *Cache) snapshot(ctx context.Context, inst string, now time.Time) *snapshot {
@@ -126,15 +136,15 @@ func (c *Cache) snapshot(ctx context.Context, inst string, now time.Time) *snaps
 	s.once.Do(func() {
 		defer s.done.Store(true)
 		if seq, ok := c.unchanged(ctx, inst, prev, now); ok {
-			s.grants, s.seq, s.loaded = prev.grants, seq, prev.loaded
+			s.grants, s.plain, s.sourced, s.seq, s.loaded = prev.grants, prev.plain, prev.sourced, seq, prev.loaded
 		} else {
 			s.seq, s.grants, s.err = c.load(ctx, inst)
+			s.plain, s.sourced = partition(s.grants)
 			s.loaded = now
 		}
 		s.failed.Store(s.err != nil)
 		for i := range s.grants {
 			g := &s.grants[i]
-			s.sources = s.sources || g.Source.ID != ""
 			for _, t := range [...]time.Time{g.Start, g.End} {
 				if t.After(now) && (s.boundary.IsZero() || t.Before(s.boundary)) {
 					s.boundary = t
@@ -143,6 +153,29 @@ func (c *Cache) snapshot(ctx context.Context, inst string, now time.Time) *snaps
 		}
 	})
 	return s
+}
+
+// partition splits grants into those that name their members and those
+// that read them from a record; grants itself when none reads them.
+func partition(grants []Grant) (plain, sourced []Grant) {
+	n := 0
+	for i := range grants {
+		if grants[i].Source.ID != "" {
+			n++
+		}
+	}
+	if n == 0 {
+		return grants, nil
+	}
+	plain, sourced = make([]Grant, 0, len(grants)-n), make([]Grant, 0, n)
+	for _, g := range grants {
+		if g.Source.ID != "" {
+			sourced = append(sourced, g)
+		} else {
+			plain = append(plain, g)
+		}
+	}
+	return plain, sourced
 }
 
 // Forget drops an instance's snapshot: the next request reads its grants

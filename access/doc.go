@@ -47,5 +47,11 @@
 // grants were read, and reads the grants again only when an AccessRight
 // changed (or the feed cannot tell: more than 1,024 changes, trimmed, or
 // grants read a minute ago). An instance of 10,000 grants costs 0.46 ms a
-// second instead of 17-25 ms (BenchmarkCacheExpiry).
+// second instead of 17-25 ms (BenchmarkCacheExpiry). A caller's Set over
+// the grants that name their members is kept with the snapshot (until a
+// grant's start or end passes); the grants with a members source are
+// evaluated at each request and their Set joined to the kept one
+// (Set.union), so one team grant does not make every request go through
+// every grant (BenchmarkCacheRightsWithASourcedGrant: 131 µs → 1.9 µs on
+// 10,000 grants).
 package access

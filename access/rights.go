@@ -46,6 +46,19 @@ func (c *cover) add(fields []string) {
 	}
 }
 
+// join adds the fields another cover covers.
+func (c *cover) join(o *cover) {
+	if o.every {
+		c.add(nil)
+		return
+	}
+	fields := make([]string, 0, len(o.fields))
+	for f := range o.fields {
+		fields = append(fields, f)
+	}
+	c.add(fields)
+}
+
 // Allows reports whether the grants cover a record.
 func (s *Set) Allows(rec *store.Record) bool {
 	if s.All {
@@ -130,6 +143,31 @@ func Rights(grants []Grant, p auth.Principal, typ, operation string, now time.Ti
 	return s
 }
 
+// union returns the Set of the grants of s and o together: what Rights
+// over both gives. s itself when o holds nothing (a Set is read only).
+func (s *Set) union(o *Set) *Set {
+	if !o.All && o.scope == nil && len(o.Owners) == 0 && len(o.IDs) == 0 {
+		return s
+	}
+	u := &Set{All: s.All || o.All}
+	for _, x := range [...]*Set{s, o} {
+		if x.scope != nil {
+			if u.scope == nil {
+				u.scope = &cover{}
+			}
+			u.scope.join(x.scope)
+		}
+		for _, k := range x.Owners {
+			u.Owners = u.addCover(&u.owners, u.Owners, k, x.owners[k])
+		}
+		for _, k := range x.IDs {
+			u.IDs = u.addCover(&u.ids, u.IDs, k, x.ids[k])
+		}
+	}
+	u.build()
+	return u
+}
+
 // build sorts the lists and makes the terms. A stable order keeps a
 // query's text, and so its cached plan, the same from one request to the
 // next.
@@ -194,6 +232,20 @@ func (s *Set) Restrict(fields []string) *Set {
 
 // add records a grant's fields under key, and key in list the first time.
 func (s *Set) add(m *map[string]*cover, list []string, key string, fields []string) []string {
+	list, c := s.coverOf(m, list, key)
+	c.add(fields)
+	return list
+}
+
+// addCover is add with the fields of a cover.
+func (s *Set) addCover(m *map[string]*cover, list []string, key string, from *cover) []string {
+	list, c := s.coverOf(m, list, key)
+	c.join(from)
+	return list
+}
+
+// coverOf returns key's cover in m, added (to m and list) when missing.
+func (s *Set) coverOf(m *map[string]*cover, list []string, key string) ([]string, *cover) {
 	if *m == nil {
 		*m = map[string]*cover{}
 	}
@@ -203,6 +255,5 @@ func (s *Set) add(m *map[string]*cover, list []string, key string, fields []stri
 		(*m)[key] = c
 		list = append(list, key)
 	}
-	c.add(fields)
-	return list
+	return list, c
 }

@@ -2,6 +2,7 @@ package access_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -284,18 +285,7 @@ func TestRestrictToShownFields(t *testing.T) {
 // (every ttl, a full read each maxReuse).
 func BenchmarkCacheExpiry(b *testing.B) {
 	ctx := context.Background()
-	st := bolttest.Open(b)
-	if err := st.Declare(ctx, "i1", []store.TypeSpec{{Name: access.Type}}); err != nil {
-		b.Fatal(err)
-	}
-	ops := make([]store.Op, 10_000)
-	for i := range ops {
-		ops[i] = store.Op{Kind: store.OpUpsert, Type: access.Type, ID: store.NewID(), Now: time.Now(), Set: map[string]any{
-			"resource": store.NewID(), "resourceType": "Book", "operationType": "Query", "operation": "get", "permissionType": "RBP", "members": []any{"bob"}}}
-	}
-	if _, err := st.Write(ctx, "i1", ops, store.Quota{}); err != nil {
-		b.Fatal(err)
-	}
+	st := grantsOf(b, 10_000, func(int) string { return "bob" }, nil)
 	c := access.NewCache(st, time.Second)
 	now := time.Now()
 	b.Run("read in full", func(b *testing.B) {
@@ -314,4 +304,47 @@ func BenchmarkCacheExpiry(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCacheRightsWithASourcedGrant: a caller's rights on an instance
+// of 10,000 grants to 1,000 accounts (10 to the caller), one of which
+// reads its members from a team record: the others' Set is kept, the
+// sourced one's computed at each request.
+func BenchmarkCacheRightsWithASourcedGrant(b *testing.B) {
+	ctx := context.Background()
+	st := grantsOf(b, 10_000, func(i int) string { return fmt.Sprintf("u%d", i%1000) }, func(set map[string]any) {
+		set["membersSourceType"], set["membersSourceField"], set["membersSourceId"] = "Team", "members", "t1"
+	})
+	c := access.NewCache(st, time.Hour)
+	bob := auth.Principal{Kind: auth.User, AccountID: "u7"}
+	now := time.Now()
+	team := func(access.Source) []string { return []string{"u7"} }
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Rights(ctx, "i1", bob, "Book", "get", now, team); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// grantsOf is a store whose instance i1 has n grants to read one book
+// each, the i-th to member(i); first changes the first grant.
+func grantsOf(b *testing.B, n int, member func(int) string, first func(map[string]any)) store.Store {
+	ctx := context.Background()
+	st := bolttest.Open(b)
+	if err := st.Declare(ctx, "i1", []store.TypeSpec{{Name: access.Type}}); err != nil {
+		b.Fatal(err)
+	}
+	ops := make([]store.Op, n)
+	for i := range ops {
+		ops[i] = store.Op{Kind: store.OpUpsert, Type: access.Type, ID: store.NewID(), Now: time.Now(), Set: map[string]any{
+			"resource": store.NewID(), "resourceType": "Book", "operationType": "Query", "operation": "get", "permissionType": "RBP", "members": []any{member(i)}}}
+	}
+	if first != nil {
+		first(ops[0].Set)
+	}
+	if _, err := st.Write(ctx, "i1", ops, store.Quota{}); err != nil {
+		b.Fatal(err)
+	}
+	return st
 }
