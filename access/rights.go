@@ -149,23 +149,47 @@ func (s *Set) union(o *Set) *Set {
 	if !o.All && o.scope == nil && len(o.Owners) == 0 && len(o.IDs) == 0 {
 		return s
 	}
-	u := &Set{All: s.All || o.All}
-	for _, x := range [...]*Set{s, o} {
-		if x.scope != nil {
-			if u.scope == nil {
-				u.scope = &cover{}
-			}
-			u.scope.join(x.scope)
-		}
-		for _, k := range x.Owners {
-			u.Owners = u.addCover(&u.owners, u.Owners, k, x.owners[k])
-		}
-		for _, k := range x.IDs {
-			u.IDs = u.addCover(&u.ids, u.IDs, k, x.ids[k])
-		}
-	}
+	u := &Set{All: s.All || o.All, scope: joined(s.scope, o.scope)}
+	u.Owners, u.owners = joinCovers(s.Owners, s.owners, o.Owners, o.owners)
+	u.IDs, u.ids = joinCovers(s.IDs, s.ids, o.IDs, o.ids)
 	u.build()
 	return u
+}
+
+// joined returns the union of two covers, either of which may be nil. A
+// cover alone is shared, as Restrict shares them: built, it is read only.
+func joined(a, b *cover) *cover {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	c := &cover{}
+	c.join(a)
+	c.join(b)
+	return c
+}
+
+// joinCovers returns the keys of two Sets' lists (a's, then b's not in
+// a) and their covers, joined for a key in both.
+func joinCovers(ak []string, am map[string]*cover, bk []string, bm map[string]*cover) ([]string, map[string]*cover) {
+	if len(ak)+len(bk) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(ak)+len(bk))
+	m := make(map[string]*cover, len(ak)+len(bk))
+	for _, k := range ak {
+		keys, m[k] = append(keys, k), am[k]
+	}
+	for _, k := range bk {
+		if c, ok := m[k]; ok {
+			m[k] = joined(c, bm[k])
+		} else {
+			keys, m[k] = append(keys, k), bm[k]
+		}
+	}
+	return keys, m
 }
 
 // build sorts the lists and makes the terms. A stable order keeps a
@@ -232,20 +256,6 @@ func (s *Set) Restrict(fields []string) *Set {
 
 // add records a grant's fields under key, and key in list the first time.
 func (s *Set) add(m *map[string]*cover, list []string, key string, fields []string) []string {
-	list, c := s.coverOf(m, list, key)
-	c.add(fields)
-	return list
-}
-
-// addCover is add with the fields of a cover.
-func (s *Set) addCover(m *map[string]*cover, list []string, key string, from *cover) []string {
-	list, c := s.coverOf(m, list, key)
-	c.join(from)
-	return list
-}
-
-// coverOf returns key's cover in m, added (to m and list) when missing.
-func (s *Set) coverOf(m *map[string]*cover, list []string, key string) ([]string, *cover) {
 	if *m == nil {
 		*m = map[string]*cover{}
 	}
@@ -255,5 +265,6 @@ func (s *Set) coverOf(m *map[string]*cover, list []string, key string) ([]string
 		(*m)[key] = c
 		list = append(list, key)
 	}
-	return list, c
+	c.add(fields)
+	return list
 }
