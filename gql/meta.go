@@ -18,7 +18,9 @@ type meta struct {
 // newCoreObject returns the Core type: the metadata of every record.
 func newCoreObject(direct directFields) *graphql.Object {
 	fields := graphql.Fields{}
-	str := func(name string, get func(c *call, m *meta) any) {
+	// field is a String field's resolver; str adds the direct read of the
+	// same value (id and the timestamps have direct reads of their own).
+	field := func(name string, get func(c *call, m *meta) any) {
 		fields[name] = &graphql.Field{Type: graphql.String, Resolve: func(p graphql.ResolveParams) (any, error) {
 			m, _ := p.Source.(*meta)
 			if m == nil {
@@ -26,6 +28,9 @@ func newCoreObject(direct directFields) *graphql.Object {
 			}
 			return get(callFrom(p.Context), m), nil
 		}}
+	}
+	str := func(name string, get func(c *call, m *meta) any) {
+		field(name, get)
 		direct.add("Core", name, func(c *call, src any) (any, bool) {
 			m, _ := src.(*meta)
 			if m == nil || c == nil {
@@ -41,7 +46,7 @@ func newCoreObject(direct directFields) *graphql.Object {
 			return [3]string{realm, app, release}[pick]
 		}
 	}
-	str("id", func(_ *call, m *meta) any { return m.rec.ID })
+	field("id", func(_ *call, m *meta) any { return m.rec.ID })
 	// The id's direct read is a pointer into the record (boxing the
 	// string would allocate); the executor appends it as a string.
 	direct.add("Core", "id", func(_ *call, src any) (any, bool) {
@@ -54,7 +59,7 @@ func newCoreObject(direct directFields) *graphql.Object {
 	// A timestamp's direct read is a pointer into the record (boxing it
 	// allocates nothing); the executor appends it with appendTime.
 	stamp := func(name string, get func(m *meta) *time.Time) {
-		str(name, func(_ *call, m *meta) any {
+		field(name, func(_ *call, m *meta) any {
 			if t := get(m); t != nil {
 				return formatTime(*t)
 			}
