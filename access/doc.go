@@ -5,8 +5,8 @@
 //
 // Without grants a user session reads and changes only the records its
 // account created (and its own Account record); the instance token reads
-// and changes everything. An AccessRight widens that (README, "Access
-// rights"):
+// and changes everything. An AccessRight widens that (docs/accounts-and-access.md,
+// "Access rights"):
 //
 //   - RBP (resource-based): an account grants on records it owns, one
 //     (resource: <id>) or every record of resourceType it owns, present and
@@ -41,17 +41,19 @@
 // # Where grants come from
 //
 // Cache keeps each instance's grants in memory, read from the store at
-// once after this process writes an AccessRight (Forget) and otherwise
-// checked once a second per instance (so processes sharing a MongoDB agree
-// within a second): the check reads the instance's change feed since the
-// grants were read, and reads the grants again only when an AccessRight
-// changed (or the feed cannot tell: more than 1,024 changes, trimmed, or
-// grants read a minute ago). An instance of 10,000 grants costs 0.46 ms a
-// second instead of 17-25 ms (BenchmarkCacheExpiry). A caller's Set over
-// the grants that name their members is kept with the snapshot (until a
-// grant's start or end passes); the grants with a members source are
-// evaluated at each request and their Set joined to the kept one
-// (Set.union), so one team grant does not make every request go through
-// every grant (BenchmarkCacheRightsWithASourcedGrant: 131 µs → 1.2 µs on
-// 10,000 grants).
+// once after this process writes an AccessRight (Forget), or after the
+// change feed its subscriptions read shows one changed anywhere (gql
+// forgets the instance's grants before delivering the changes after it),
+// and otherwise checked once a second per instance (so processes sharing a
+// MongoDB agree within a second): the check reads the instance's change
+// feed since the grants were read, and reads the grants again only when an
+// AccessRight changed (or the feed cannot tell: more than 1,024 changes,
+// trimmed, or grants read a minute ago). An instance of 10,000 grants
+// costs 0.46 ms a second instead of 17-25 ms (BenchmarkCacheExpiry). A
+// caller's Set over the grants that name their members is kept with the
+// snapshot (until a grant's start or end passes); the grants with a
+// members source are evaluated at each request and their Set joined to the
+// kept one (Set.union), so one team grant does not make every request go
+// through every grant (BenchmarkCacheRightsWithASourcedGrant:
+// 131 µs → 1.2 µs on 10,000 grants).
 package access

@@ -53,6 +53,9 @@ func viewInstance(inst *tenant.Instance) instanceView {
 	if v.CORS.AllowedOrigins == nil {
 		v.CORS.AllowedOrigins = []string{}
 	}
+	if v.Introspection == "" {
+		v.Introspection = tenant.IntrospectionAdmin
+	}
 	return v
 }
 

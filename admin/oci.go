@@ -40,7 +40,7 @@ var (
 )
 
 // OCI serves the admin routes of the function image registry
-// (README, "Function images"): publishing tokens per app, an app's
+// (docs/function-images.md): publishing tokens per app, an app's
 // settings and images, and garbage collection.
 type OCI struct {
 	tokens RegistryTokens

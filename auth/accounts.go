@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/keyring"
 )
 
 // Accounts bundles what logins and session checks need: the session
@@ -29,15 +30,23 @@ type Accounts struct {
 	hashing chan struct{}
 }
 
-// NewAccounts returns Accounts with the given session secret, OWASP's
-// Argon2id parameters and the default throttle. At most GOMAXPROCS
-// password hashes run at once.
-func NewAccounts(secret []byte) *Accounts {
-	a := &Accounts{Sessions: NewSessions(secret), Argon2: DefaultArgon2()}
+// NewAccounts returns Accounts signing sessions with the keys of keys,
+// OWASP's Argon2id parameters and the default throttle. At most
+// GOMAXPROCS password hashes run at once.
+func NewAccounts(keys *keyring.Keeper) *Accounts {
+	a := &Accounts{Sessions: NewSessions(keys), Argon2: DefaultArgon2()}
 	a.Throttle = NewThrottle(DefaultThrottleConfig(), a.Now)
 	a.hashing = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 	a.dummy = a.Argon2.Hash("core dummy password for unknown users")
 	return a
+}
+
+// SetArgon2 hashes with p from now on, and verifies unknown users
+// against a hash made with p, so that they still take the time of a
+// known user. Call before use (tests use small parameters).
+func (a *Accounts) SetArgon2(p Argon2) {
+	a.Argon2 = p
+	a.dummy = p.Hash("core dummy password for unknown users")
 }
 
 // HashPassword returns the PHC string of pw hashed with a.Argon2, waiting

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/keyring"
 )
 
 // TestHashingIsBounded checks that a password hash waits for a free slot:
 // with every slot taken, a caller whose context ends gets TIMEOUT and
 // nothing is hashed; once a slot frees, hashing proceeds.
 func TestHashingIsBounded(t *testing.T) {
-	a := NewAccounts(make([]byte, 32))
+	a := NewAccounts(keyring.Hold(keyring.Generate()))
 	a.Argon2 = Argon2{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}
 	phc := a.Argon2.Hash("correct horse")
 	if a.HashingSlots() < 1 {

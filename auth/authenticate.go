@@ -11,11 +11,13 @@ import (
 
 // Instance is what authentication knows of an instance: its id (session
 // tokens are signed per instance), the SHA-256 of its instance token, and
-// the account that token acts as.
+// the account that token acts as, and how long a session may go unused
+// (0: no idle expiry; see checkIdle).
 type Instance struct {
-	ID             string
-	TokenHash      [32]byte
-	AdminAccountID string
+	ID                 string
+	TokenHash          [32]byte
+	AdminAccountID     string
+	SessionIdleTimeout time.Duration
 }
 
 // ErrUnusable: the account is missing, trashed or disabled.
@@ -49,6 +51,9 @@ func (a *Accounts) Authenticate(ctx context.Context, st store.Store, inst Instan
 		}
 		if err != nil {
 			return Principal{}, errcode.Wrap(errcode.Unavailable, err, "the store is unavailable; try again")
+		}
+		if err := checkIdle(ctx, st, inst, acct, claims, a.Now()); err != nil {
+			return Principal{}, err
 		}
 		return Principal{Kind: User, AccountID: claims.Account, Session: claims.Session}, nil
 	case TokenMatches(token, inst.TokenHash):

@@ -7,16 +7,21 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
 
 	"github.com/corehq/core/errcode"
 )
 
-// Password length bounds, in bytes. The maximum is checked before hashing
-// so that a huge password cannot make hashing expensive.
+// Password length bounds. The minimum counts characters (Unicode code
+// points), as NIST SP 800-63B does and as users count: eight letters of
+// any script pass and seven do not, though "ééééééé" is fourteen bytes.
+// The maximum counts bytes, because it bounds the work of hashing; it is
+// checked before hashing so that a huge password cannot make hashing
+// expensive.
 const (
-	MinPasswordBytes = 8
+	MinPasswordChars = 8
 	MaxPasswordBytes = 1024
 )
 
@@ -36,13 +41,14 @@ func DefaultArgon2() Argon2 {
 }
 
 // CheckPassword fails with BAD_REQUEST unless the password's length is
-// within bounds.
+// within bounds. The password is otherwise taken as it is, byte for byte:
+// no Unicode normalization, no trimming, no truncation.
 func CheckPassword(pw string) error {
 	switch {
-	case len(pw) < MinPasswordBytes:
-		return errcode.New(errcode.BadRequest, "the password is shorter than %d bytes", MinPasswordBytes)
 	case len(pw) > MaxPasswordBytes:
 		return errcode.New(errcode.BadRequest, "the password is longer than %d bytes", MaxPasswordBytes)
+	case utf8.RuneCountInString(pw) < MinPasswordChars:
+		return errcode.New(errcode.BadRequest, "the password is shorter than %d characters", MinPasswordChars)
 	}
 	return nil
 }

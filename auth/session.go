@@ -8,15 +8,23 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/store"
 )
 
 // sessionPrefix starts every session token, so that a session token is
-// told from an instance token without any lookup.
-const sessionPrefix = "cs1."
+// told from an instance token without any lookup. Tokens of the first
+// form ("cs1."), signed with a secret kept in the store, are still told
+// apart, and always refused.
+const (
+	sessionPrefix = "cs2."
+	legacyPrefix  = "cs1."
+)
 
 // DefaultSessionLifetime is how long a session token lasts when the
 // instance does not say.
@@ -24,15 +32,39 @@ const DefaultSessionLifetime = 7 * 24 * time.Hour
 
 // Sessions issues and checks session tokens: signed, carrying the
 // instance id, the account id, a session id and the issue and expiry
-// times. Each instance signs with its own key, derived from the
-// service's secret and the instance id, so a token is accepted only on
-// the instance that issued it.
+// times. A token is "cs2.<key id>.<claims>.<signature>": it is signed with
+// a key derived from the key ring's active key (keyring.LabelSessions)
+// and the instance id, so a token is accepted only on the instance that
+// issued it, and only while the ring still holds the key it names:
+// rotating the ring keeps tokens valid, retiring their key ends them. The
+// ring lives outside the store (keyring), so a copy of the store signs
+// nothing. Safe for concurrent use.
 type Sessions struct {
-	secret []byte
+	keys    *keyring.Keeper
+	derived atomic.Pointer[sessionKeys]
 }
 
-// NewSessions returns Sessions signing with keys derived from secret.
-func NewSessions(secret []byte) *Sessions { return &Sessions{secret: secret} }
+// sessionKeys are the session sub-keys of one ring, by key id.
+type sessionKeys struct {
+	ring *keyring.Ring
+	keys map[string][]byte
+}
+
+// NewSessions returns Sessions signing with the rings keys holds, the one
+// it holds at each moment.
+func NewSessions(keys *keyring.Keeper) *Sessions { return &Sessions{keys: keys} }
+
+// current returns the sub-keys of the ring in use, deriving them once per
+// ring.
+func (s *Sessions) current() *sessionKeys {
+	r := s.keys.Ring()
+	if d := s.derived.Load(); d != nil && d.ring == r {
+		return d
+	}
+	d := &sessionKeys{ring: r, keys: r.Derive(keyring.LabelSessions)}
+	s.derived.Store(d)
+	return d
+}
 
 // Claims are what a session token says.
 type Claims struct {
@@ -45,20 +77,30 @@ type Claims struct {
 }
 
 // ErrBadSession is returned for a token that is malformed, forged, from
-// another instance, expired or revoked.
+// another instance, signed with a key the ring no longer holds, expired
+// or revoked.
 var ErrBadSession = errors.New("auth: invalid or expired session token")
 
-// key returns the signing key of an instance.
-func (s *Sessions) key(inst string) []byte {
-	m := hmac.New(sha256.New, s.secret)
+// instanceKey returns the signing key of an instance under one session
+// sub-key.
+func instanceKey(key []byte, inst string) []byte {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte("core session key\x00"))
 	m.Write([]byte(inst))
 	return m.Sum(nil)
 }
 
-// Issue returns a new session token for an account of an instance.
+// sign returns the signature of a token's body.
+func sign(key []byte, inst, body string) []byte {
+	m := hmac.New(sha256.New, instanceKey(key, inst))
+	m.Write([]byte(body))
+	return m.Sum(nil)
+}
+
+// Issue returns a new session token for an account of an instance, signed
+// with the active key.
 func (s *Sessions) Issue(inst, account string, now time.Time, lifetime time.Duration) (string, Claims) {
-	var sid [12]byte
+	var sid [16]byte // 128 random bits, beside the signature
 	if _, err := rand.Read(sid[:]); err != nil {
 		panic("auth: crypto/rand failed: " + err.Error())
 	}
@@ -69,32 +111,39 @@ func (s *Sessions) Issue(inst, account string, now time.Time, lifetime time.Dura
 		IssuedMicros:  now.UnixMicro(),
 		ExpiresMicros: now.Add(lifetime).UnixMicro(),
 	}
+	d := s.current()
+	kid := d.ring.Active()
 	payload, _ := json.Marshal(c)
-	body := sessionPrefix + base64.RawURLEncoding.EncodeToString(payload)
-	m := hmac.New(sha256.New, s.key(inst))
-	m.Write([]byte(body))
-	return body + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)), c
+	body := sessionPrefix + kid + "." + base64.RawURLEncoding.EncodeToString(payload)
+	return body + "." + base64.RawURLEncoding.EncodeToString(sign(d.keys[kid], inst, body)), c
 }
 
-// IsSessionToken reports whether a token has the form of a session token.
-func IsSessionToken(token string) bool { return strings.HasPrefix(token, sessionPrefix) }
+// IsSessionToken reports whether a token has the form of a session token
+// (of this version or an older one).
+func IsSessionToken(token string) bool {
+	return strings.HasPrefix(token, sessionPrefix) || strings.HasPrefix(token, legacyPrefix)
+}
 
-// Parse checks a token's signature (in constant time), instance and
-// expiry, and returns its claims. It does not check revocation.
+// Parse checks a token's key and signature (in constant time), instance
+// and expiry, and returns its claims. It does not check revocation.
 func (s *Sessions) Parse(inst, token string, now time.Time) (Claims, error) {
 	var c Claims
-	dot := strings.LastIndexByte(token, '.')
-	if !IsSessionToken(token) || dot <= len(sessionPrefix) {
+	rest, ok := strings.CutPrefix(token, sessionPrefix)
+	kid, rest, found := strings.Cut(rest, ".")
+	dot := strings.LastIndexByte(rest, '.')
+	if !ok || !found || dot < 0 {
 		return c, ErrBadSession
 	}
-	body, sig := token[:dot], token[dot+1:]
-	want := hmac.New(sha256.New, s.key(inst))
-	want.Write([]byte(body))
+	key := s.current().keys[kid]
+	if key == nil {
+		return c, ErrBadSession // retired, or never ours
+	}
+	body, sig := token[:len(token)-len(rest)+dot], rest[dot+1:]
 	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, want.Sum(nil)) {
+	if err != nil || !hmac.Equal(got, sign(key, inst, body)) {
 		return c, ErrBadSession
 	}
-	payload, err := base64.RawURLEncoding.DecodeString(body[len(sessionPrefix):])
+	payload, err := base64.RawURLEncoding.DecodeString(rest[:dot])
 	if err != nil || json.Unmarshal(payload, &c) != nil {
 		return c, ErrBadSession
 	}
@@ -127,31 +176,25 @@ func Revoked(account *store.Record, c Claims) bool {
 	return keep == "" || keep != c.Session
 }
 
-// LoadSecret returns the service's session secret, kept as a store
-// document so every process of a deployment shares it; it is generated on
-// first use.
-func LoadSecret(ctx context.Context, st store.Store) ([]byte, error) {
-	doc, err := st.GetDoc(ctx, "service", "session-secret")
-	if err == nil && len(doc) >= 32 {
-		return doc, nil
+// docLegacyKind and docLegacyKey are where versions before the key ring
+// kept the session secret, in the store.
+const docLegacyKind, docLegacyKey = "service", "session-secret"
+
+// DropStoredSecret removes the session secret an older version kept in the
+// store, and reports whether there was one. It is no longer trusted (a
+// copy of the store held it): the sessions it signed end.
+func DropStoredSecret(ctx context.Context, st store.Store) (bool, error) {
+	_, err := st.GetDoc(ctx, docLegacyKind, docLegacyKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
 	}
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
+	if err == nil {
+		err = st.DeleteDoc(ctx, docLegacyKind, docLegacyKey)
 	}
-	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
-		return nil, err
-	}
-	// Create if absent, and use what is stored: processes starting at
-	// once on an empty database agree on the first secret written.
-	stored, err := st.CreateDoc(ctx, "service", "session-secret", secret)
 	if err != nil {
-		return nil, err
+		return false, fmt.Errorf("auth: removing the session secret an older version stored: %w", err)
 	}
-	if len(stored) < 32 {
-		return nil, errors.New("auth: the stored session secret is shorter than 32 bytes")
-	}
-	return stored, nil
+	return true, nil
 }
 
 // toInt64 reads a stored number, whatever its Go type.

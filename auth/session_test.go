@@ -3,16 +3,18 @@ package auth
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/bolt"
 )
 
 func TestSessionTokens(t *testing.T) {
 	t.Parallel()
-	s := NewSessions([]byte("a secret of thirty-two bytes, ok"))
+	s := NewSessions(keyring.Hold(keyring.Generate()))
 	now := time.Unix(1_800_000_000, 0)
 	token, c := s.Issue("inst1", "acct1", now, time.Hour)
 	if !IsSessionToken(token) {
@@ -22,24 +24,77 @@ func TestSessionTokens(t *testing.T) {
 	if err != nil || got != c {
 		t.Fatalf("Parse = %+v, %v; want %+v", got, err, c)
 	}
+	kidEnd := len(sessionPrefix) + strings.IndexByte(token[len(sessionPrefix):], '.')
 	cases := map[string]struct {
 		inst, token string
 		at          time.Time
 	}{
 		"another instance": {"inst2", token, now},
 		"expired":          {"inst1", token, now.Add(time.Hour)},
-		"tampered payload": {"inst1", token[:6] + "x" + token[7:], now},
+		"tampered payload": {"inst1", token[:kidEnd+3] + "x" + token[kidEnd+4:], now},
 		"tampered mac":     {"inst1", token[:len(token)-2] + "AA", now},
-		"another secret": {"inst1", func() string {
-			t, _ := NewSessions([]byte("another secret of thirty-two by")).Issue("inst1", "acct1", now, time.Hour)
+		"another key id":   {"inst1", sessionPrefix + "other" + token[kidEnd:], now},
+		"no key id":        {"inst1", sessionPrefix + token[kidEnd+1:], now},
+		"another ring": {"inst1", func() string {
+			t, _ := NewSessions(keyring.Hold(keyring.Generate())).Issue("inst1", "acct1", now, time.Hour)
 			return t
 		}(), now},
-		"not a token": {"inst1", "cs1.", now},
+		"the old form":  {"inst1", legacyPrefix + token[kidEnd+1:], now},
+		"not a token":   {"inst1", "cs2.", now},
+		"only a key id": {"inst1", token[:kidEnd+1], now},
 	}
 	for name, tc := range cases {
 		if _, err := s.Parse(tc.inst, tc.token, tc.at); err == nil {
 			t.Errorf("%s: Parse accepted it", name)
 		}
+	}
+}
+
+// TestSessionKeyRotation: a token stays valid when the ring rotates, and
+// ends when its key is retired; tokens issued after the rotation name the
+// new key.
+func TestSessionKeyRotation(t *testing.T) {
+	t.Parallel()
+	r1 := keyring.Generate()
+	file := filepath.Join(t.TempDir(), "core.keys")
+	if err := keyring.CreateFile(file, r1); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := keyring.OpenFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSessions(keys)
+	now := time.Unix(1_800_000_000, 0)
+	before, _ := s.Issue("inst1", "acct1", now, time.Hour)
+	r2, k2, _ := r1.Rotate()
+	if err := keyring.WriteFile(file, r2); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := keys.Reload(); !changed || err != nil {
+		t.Fatalf("reload: %v %v", changed, err)
+	}
+	after, _ := s.Issue("inst1", "acct1", now, time.Hour)
+	if !strings.HasPrefix(after, sessionPrefix+k2.ID+".") {
+		t.Errorf("a token issued after the rotation does not name the new key %s: %.20s", k2.ID, after)
+	}
+	for name, tok := range map[string]string{"before": before, "after": after} {
+		if _, err := s.Parse("inst1", tok, now); err != nil {
+			t.Errorf("after the rotation, the token issued %s it: %v", name, err)
+		}
+	}
+	r3, _ := r2.Retire(r1.Active())
+	if err := keyring.WriteFile(file, r3); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := keys.Reload(); !changed || err != nil {
+		t.Fatalf("reload: %v %v", changed, err)
+	}
+	if _, err := s.Parse("inst1", before, now); err == nil {
+		t.Error("a token of a retired key is accepted")
+	}
+	if _, err := s.Parse("inst1", after, now); err != nil {
+		t.Errorf("a token of the active key after a retirement: %v", err)
 	}
 }
 
@@ -63,32 +118,6 @@ func TestRevoked(t *testing.T) {
 	}
 }
 
-func TestThrottle(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	now := time.Unix(0, 0)
-	th := NewThrottle(ThrottleConfig{PerAccount: 3, AccountWindow: time.Minute, PerClient: 5, ClientWindow: time.Second}, func() time.Time { return now })
-	for i := 0; i < 3; i++ {
-		if blocked, _ := th.Blocked(ctx, "ada", "ip1"); blocked {
-			t.Fatalf("blocked after %d failures", i)
-		}
-		th.Fail(ctx, "ada", "ip1")
-	}
-	if blocked, wait := th.Blocked(ctx, "ada", "ip2"); !blocked || wait != time.Minute {
-		t.Errorf("after 3 failures: blocked %v, wait %v; want true, 1m", blocked, wait)
-	}
-	now = now.Add(time.Minute)
-	if blocked, _ := th.Blocked(ctx, "ada", "ip1"); blocked {
-		t.Error("still blocked after the window")
-	}
-	for i := 0; i < 5; i++ {
-		th.Fail(ctx, "user"+string(rune('a'+i)), "ip9")
-	}
-	if blocked, _ := th.Blocked(ctx, "someone", "ip9"); !blocked {
-		t.Error("a client with 5 failures is not blocked")
-	}
-}
-
 // BenchmarkAuthenticateSession is the cost a session token adds to a
 // request: the signature check and the account read (bolt).
 func BenchmarkAuthenticateSession(b *testing.B) {
@@ -101,7 +130,7 @@ func BenchmarkAuthenticateSession(b *testing.B) {
 	if _, err := st.Write(ctx, "inst1", []store.Op{{Kind: store.OpUpsert, Type: "Account", ID: "acct1", Set: map[string]any{"enabled": true}, Now: time.Now()}}, store.Quota{}); err != nil {
 		b.Fatal(err)
 	}
-	a := NewAccounts([]byte("a secret of thirty-two bytes, ok"))
+	a := NewAccounts(keyring.Hold(keyring.Generate()))
 	inst := Instance{ID: "inst1"}
 	token, _ := a.Sessions.Issue("inst1", "acct1", a.Now(), time.Hour)
 	b.ReportAllocs()

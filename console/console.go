@@ -29,11 +29,15 @@ var contentTypes = map[string]string{
 	".svg":  "image/svg+xml",
 }
 
-// policy keeps the page to its own origin: scripts, styles, images and
-// API calls come from the server that served it, nothing is framed and
-// nothing is sent elsewhere.
+// policy keeps the page to its own origin: scripts (files only, no
+// inline script or handler), styles, images and API calls come from the
+// server that served it, nothing is framed and nothing is sent
+// elsewhere. default-src 'none' already covers plugins, workers and
+// manifests; they are named to say the console uses none (it never
+// starts a worker, a service worker least of all).
 const policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+	"connect-src 'self'; object-src 'none'; worker-src 'none'; manifest-src 'none'; " +
+	"form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 
 // file is one embedded file, read once.
 type file struct {
@@ -102,6 +106,13 @@ func (h *Handler) serve(c echo.Context) error {
 	f, ok := h.files[name]
 	if !ok {
 		return errcode.New(errcode.NotFound, "no such path: %s %s", c.Request().Method, c.Request().URL.Path)
+	}
+	// A browser registering a service worker fetches its script with
+	// Service-Worker: script. No file of the console is one, and none may
+	// become one: a worker whose scope held /console/ would see the admin
+	// token of every request.
+	if c.Request().Header.Get("Service-Worker") != "" {
+		return errcode.New(errcode.Forbidden, "the console's files are not service worker scripts")
 	}
 	hd := c.Response().Header()
 	hd.Set("Content-Security-Policy", policy)

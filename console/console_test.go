@@ -58,7 +58,8 @@ func TestServesTheEmbeddedFiles(t *testing.T) {
 				t.Errorf("body does not contain %q", tc.contains)
 			}
 			csp := rec.Header().Get("Content-Security-Policy")
-			for _, want := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"} {
+			for _, want := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'",
+				"base-uri 'none'", "object-src 'none'", "worker-src 'none'"} {
 				if !strings.Contains(csp, want) {
 					t.Errorf("Content-Security-Policy %q lacks %q", csp, want)
 				}
@@ -68,6 +69,11 @@ func TestServesTheEmbeddedFiles(t *testing.T) {
 				t.Errorf("revalidation with ETag %q answered %d, want 304", etag, again.Code)
 			}
 		})
+	}
+	// hostile checklist 51: no file of the console can be made a service
+	// worker's script.
+	if rec := get("/console/app.js", map[string]string{"Service-Worker": "script"}); rec.Code != http.StatusForbidden {
+		t.Errorf("app.js as a service worker's script: %d, want 403", rec.Code)
 	}
 	if rec := get("/console", nil); rec.Code != http.StatusMovedPermanently || rec.Header().Get("Location") != "/console/" {
 		t.Errorf("/console: %d to %q, want 301 to /console/", rec.Code, rec.Header().Get("Location"))

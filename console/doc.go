@@ -10,6 +10,17 @@
 // which check those tokens and rules as they do for any client. The token lives in the tab's
 // sessionStorage, never in a URL or a cookie.
 //
-// The browser test (e2e_test.go, driving e2e/console.mjs) runs the real
-// server and Debian's chromium through playwright-core.
+// The page runs under a strict policy (no inline script, its own origin
+// only, no workers, never framed). It never uses a service worker: on load
+// it unregisters any registration of its origin before it reads or asks
+// for the token, and a page loaded through one stops there; its files
+// refuse to be fetched as a worker's script. Tenant content served on the
+// same origin (webhook responses) is sandboxed by package untrusted; the
+// console can also have an origin of its own (server.Config.ConsoleAddr,
+// cored serve --console-addr). docs/console-and-origins.md says why.
+//
+// The browser tests run the real server and Debian's chromium through
+// playwright-core: browser_e2e_test.go drives e2e/console.mjs (the
+// console's features), origin_e2e_test.go drives e2e/origin.mjs (a
+// tenant's page cannot reach the token).
 package console

@@ -76,6 +76,10 @@ const (
 	// per connection, events waiting for a slow client); the message
 	// names it.
 	SubscriptionLimit Code = "SUBSCRIPTION_LIMIT"
+	// UnsupportedMediaType: a request body in an encoding the service
+	// does not read (a webhook body with a Content-Encoding such as gzip,
+	// which is never decompressed).
+	UnsupportedMediaType Code = "UNSUPPORTED_MEDIA_TYPE"
 )
 
 // Status is the HTTP status a code answers with.
@@ -99,6 +103,8 @@ func (c Code) Status() int {
 		return http.StatusTooManyRequests
 	case HistoryGone:
 		return http.StatusGone
+	case UnsupportedMediaType:
+		return http.StatusUnsupportedMediaType
 	case Unavailable:
 		return http.StatusServiceUnavailable
 	case BadGateway, FunctionError, FunctionResourceExhausted, FunctionNotPublished, WebhookFieldMissing:

@@ -44,6 +44,13 @@ type Config struct {
 	// also the operating-system limit of each worker process's data.
 	Memory    int64
 	MaxMemory int64
+	// IdleWorkers is how many idle worker processes (with Processes) are
+	// kept for the next calls, each for up to a minute; the others wait
+	// WorkerLinger for a call, then end. A worker that grew more than
+	// 16 MiB past its start size is not kept at all: it ends after its
+	// call (worker.go, workerRetire).
+	IdleWorkers  int
+	WorkerLinger time.Duration
 }
 
 // FetchConfig bounds fetch() calls.
@@ -61,7 +68,8 @@ type FetchConfig struct {
 
 // DefaultConfig returns the runtime's defaults: 5 s per call, 64 calls at
 // once, each in a worker process with 64 MiB of memory (256 MiB at
-// most), 1 MiB input and result, 64 KiB of console output per call.
+// most), 4 idle workers kept and the others ended after 10 s idle, 1 MiB
+// input and result, 64 KiB of console output per call.
 func DefaultConfig() Config {
 	return Config{
 		Timeout:         5 * time.Second,
@@ -76,6 +84,8 @@ func DefaultConfig() Config {
 		Processes:       true,
 		Memory:          64 << 20,
 		MaxMemory:       256 << 20,
+		IdleWorkers:     4,
+		WorkerLinger:    10 * time.Second,
 		Fetch: FetchConfig{
 			Timeout:          10 * time.Second,
 			MaxRequestBytes:  1 << 20,
@@ -131,6 +141,9 @@ func (c Config) Validate() error {
 	positive("Fetch.MaxCalls", c.Fetch.MaxCalls)
 	if c.Memory < minMemory || c.MaxMemory < c.Memory {
 		errs = append(errs, fmt.Errorf("Memory must be at least %s and MaxMemory at least Memory, got %d and %d", formatBytes(minMemory), c.Memory, c.MaxMemory))
+	}
+	if c.IdleWorkers < 0 || c.WorkerLinger <= 0 {
+		errs = append(errs, fmt.Errorf("IdleWorkers must not be negative and WorkerLinger must be positive, got %d and %s", c.IdleWorkers, c.WorkerLinger))
 	}
 	if c.Fetch.MaxRedirects < 0 {
 		errs = append(errs, fmt.Errorf("Fetch.MaxRedirects must not be negative, got %d", c.Fetch.MaxRedirects))

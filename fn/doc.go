@@ -85,9 +85,18 @@
 // Config.MaxMemory) and stops it past the bound with a *ResourceError;
 // RLIMIT_DATA ends a worker that allocates past MaxMemory faster than
 // the watch sees, and the service answers the same error and starts
-// another. A call still running interruptGrace after its deadline, or
-// whose caller went away, is killed with its worker. Console output
-// crosses the pipe with the answer, so the function log is the same.
+// another. The heap a call adds is measured from what the worker held
+// after its last collection; a worker collects between calls after one
+// that grew its heap by more than 4 MiB, so no call is measured from a
+// heap that still counts the call before it. A call still running
+// interruptGrace after its deadline, or whose caller went away, is
+// killed with its worker. Console output crosses the pipe with the
+// answer, so the function log is the same.
+//
+// Idle workers are bounded: a worker holding more than 16 MiB past its
+// start size after a call says so with its answer and is ended; the
+// Config.IdleWorkers (4) used last are kept up to a minute idle, the
+// others Config.WorkerLinger (10 s). See docs/function-limits.md.
 //
 // # console and the function log
 //
@@ -136,6 +145,18 @@
 // Invocation.GraphQL (no network, so no loopback fetch is needed to store
 // a record). Functions reached again through it count towards
 // Config.MaxDepth.
+//
+// # core.verifyWebhook
+//
+// core.verifyWebhook(secret, payload[, {tolerance}]) verifies a request
+// signed per Standard Webhooks (webhook-id, webhook-timestamp,
+// webhook-signature; HMAC-SHA256 of "id.timestamp.body" with the key of
+// a whsec_ secret) over the raw body the webhook received, and returns
+// the body (parsed when JSON). It throws an Error with code
+// missing_headers, stale_timestamp or future_timestamp (more than
+// tolerance seconds off, 300 by default), bad_signature, or replay (an id
+// this instance verified within its window; remembered by the service
+// process, bounded per instance). webhookverify.go has the details.
 //
 // # Publishing
 //

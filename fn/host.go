@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/corehq/core/store"
 )
 
 // depthKey carries how many function calls enclose a context.
@@ -23,6 +27,7 @@ func depthOf(ctx context.Context) int {
 func (c *call) newCore(ctx context.Context) *goja.Object {
 	obj := c.vm.NewObject()
 	must(obj.Set("graphql", func(fc goja.FunctionCall) goja.Value { return c.graphql(ctx, fc) }))
+	must(obj.Set("verifyWebhook", func(fc goja.FunctionCall) goja.Value { return c.verifyWebhook(ctx, fc) }))
 	return obj
 }
 
@@ -63,7 +68,7 @@ func (c *call) graphql(ctx context.Context, fc goja.FunctionCall) goja.Value {
 	q := query.String()
 	ctx = context.WithValue(ctx, depthKey{}, depthOf(ctx)+1)
 	go func() {
-		res, err := c.inv.GraphQL(ctx, q, vars)
+		res, err := c.callHost(ctx, q, vars)
 		if err == nil && len(res) > c.j.cfg.MaxInputBytes {
 			err = fmt.Errorf("core.graphql: the response is larger than %d bytes", c.j.cfg.MaxInputBytes)
 		}
@@ -79,4 +84,24 @@ func (c *call) graphql(ctx context.Context, fc goja.FunctionCall) goja.Value {
 		})
 	}()
 	return vm.ToValue(p)
+}
+
+// callHost runs the host's GraphQL (Invocation.GraphQL) for a
+// core.graphql request of c, on a goroutine of its own. A panic there
+// would end the process, so it is recovered: the request fails with a
+// generic error (the function sees nothing of the panic), and the panic
+// with its stack goes to the instance's function log. The host (the
+// engine) recovers its resolvers' panics itself; this is the last line.
+func (c *call) callHost(ctx context.Context, query string, vars map[string]any) (res []byte, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			if c.j.logs != nil {
+				c.j.logs.Append(c.inv.Caller.InstanceID, []LogEntry{{Time: time.Now().UTC(), Level: "runtime",
+					Function: c.inv.Name + "@" + c.inv.Version, Call: store.NewID(),
+					Message: cut(fmt.Sprintf("core.graphql: internal error: %v\n%s", x, debug.Stack()), 16<<10)}})
+			}
+			res, err = nil, errors.New("core.graphql: internal error in the service")
+		}
+	}()
+	return c.inv.GraphQL(ctx, query, vars)
 }

@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,6 +43,7 @@ type JS struct {
 	permit func(netip.Addr) error
 
 	share   fairShare     // calls per instance (fairshare.go)
+	replays replays       // webhook ids verified (webhookverify.go)
 	procs   *processPool  // with Config.Processes: calls run in these (process.go)
 	jobs    chan *job     // handed to an idle worker
 	workers chan struct{} // one token per running worker
@@ -104,7 +106,7 @@ func NewJS(cfg Config, src Source, logs LogSink) (*JS, error) {
 	}
 	j.fetch = j.newTransport()
 	if cfg.Processes {
-		j.procs = newProcessPool(cfg.MaxConcurrent)
+		j.procs = newProcessPool(cfg)
 	}
 	return j, nil
 }
@@ -300,7 +302,14 @@ func encodeInput(inv *Invocation, limit int) (*input, error) {
 			in.Env[name] = v
 		}
 	}
-	b, err := json.Marshal(in)
+	// Not json.Marshal: <, > and & stay as they are (the input is never
+	// HTML), so that markup in the arguments keeps its size against the
+	// bound.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(in)
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err != nil {
 		return nil, fmt.Errorf("fn: encoding the input of %s version %s: %w", inv.Name, inv.Version, err)
 	}

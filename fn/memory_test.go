@@ -68,3 +68,45 @@ func TestMemoryBound(t *testing.T) {
 		t.Errorf("the function log has %d entries about the memory limit, want 4", stopped)
 	}
 }
+
+// TestMemoryBoundAfterGarbage: a call is held to its own bound on a
+// worker process the call before it left garbage in. Each call keeps
+// n MiB for a while; on one worker (MaxConcurrent 1), 6 MiB passes and
+// then 20 MiB is stopped at a 16 MiB bound: measured from what the
+// worker held after the first call (its heap as last collected, which
+// still counted the first call's 6 MiB), the second would have passed.
+// hostile checklist 50: a function allocating without bound is stopped
+// at its limit.
+func TestMemoryBoundAfterGarbage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *Config) { c.Timeout, c.MaxConcurrent = time.Minute, 1 })
+	// Holds n MiB, touched, until it has been seen by the memory watch.
+	e.publish("keep", "v1", `exports.main = (input, cb) => {
+		const b = new Uint8Array(input.args.n * 1048576);
+		b.fill(1);
+		const until = Date.now() + 300;
+		while (Date.now() < until) {}
+		cb(b.length, null);
+	};`)
+	pid := func() int {
+		t.Helper()
+		e.js.procs.mu.Lock()
+		defer e.js.procs.mu.Unlock()
+		if len(e.js.procs.idle) != 1 {
+			t.Fatalf("%d idle worker processes, want 1", len(e.js.procs.idle))
+		}
+		return e.js.procs.idle[0].cmd.Process.Pid
+	}
+	for round := range 3 {
+		res, err := e.invoke(Invocation{Name: "keep", Version: "v1", Memory: 16 << 20, Args: map[string]any{"n": 6}})
+		if err != nil || res.Value != float64(6<<20) {
+			t.Fatalf("round %d: keeping 6 MiB under a 16 MiB bound: %v, %v", round, res.Value, err)
+		}
+		pid() // the next call runs on this worker, the only one
+		_, err = e.invoke(Invocation{Name: "keep", Version: "v1", Memory: 16 << 20, Args: map[string]any{"n": 20}})
+		errorIs(t, err, ErrResourceExhausted)
+		if !strings.Contains(err.Error(), "memory limit of 16 MiB") {
+			t.Errorf("round %d: error %q does not name the limit", round, err)
+		}
+	}
+}

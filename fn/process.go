@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"time"
 
@@ -21,9 +22,18 @@ import (
 // time on its own embedded runtime and answers over pipes (wire.go).
 // The calling goroutine drives the process itself (no goroutine stands
 // between the caller, the pipe and the answer); idle processes wait in
-// the pool for the next call, at most Config.MaxConcurrent exist, and
-// one idle for a minute ends. A process that dies, or is killed because
-// its call would not stop, is replaced at the next call.
+// the pool for the next call, and at most Config.MaxConcurrent exist. A
+// process that dies, or is killed because its call would not stop, is
+// replaced at the next call.
+//
+// What an idle pool holds is bounded: a worker that grew more than
+// workerRetire past its start size says so with its answer and is ended
+// (a call that allocated much leaves its garbage in its process until
+// the operating system takes the pages back, which an idle Go process
+// does slowly); the Config.IdleWorkers used last are kept up to a minute
+// idle, the others Config.WorkerLinger. So a minute after a burst no
+// worker is left, and WorkerLinger after it at most IdleWorkers, each
+// within workerRetire of its start size.
 //
 // What a process gives that a goroutine cannot: a call's memory is its
 // process's, so a call that grows past its bound is stopped (the
@@ -36,21 +46,23 @@ import (
 
 // processPool keeps the idle worker processes.
 type processPool struct {
-	slots chan struct{} // one per process that may exist (MaxConcurrent)
-	mu    sync.Mutex
-	idle  []*process // most recently used last
-	done  bool
-	stop  context.CancelFunc // ends the reaper
-	wg    sync.WaitGroup
+	slots  chan struct{} // one per process that may exist (MaxConcurrent)
+	keep   int           // Config.IdleWorkers
+	linger time.Duration // Config.WorkerLinger
+	mu     sync.Mutex
+	idle   []*process // most recently used last
+	done   bool
+	stop   context.CancelFunc // ends the reaper
+	wg     sync.WaitGroup
 }
 
-func newProcessPool(size int) *processPool {
+func newProcessPool(cfg Config) *processPool {
 	ctx, stop := context.WithCancel(context.Background())
-	pp := &processPool{slots: make(chan struct{}, size), stop: stop}
+	pp := &processPool{slots: make(chan struct{}, cfg.MaxConcurrent), keep: cfg.IdleWorkers, linger: cfg.WorkerLinger, stop: stop}
 	pp.wg.Add(1)
 	go func() {
 		defer pp.wg.Done()
-		periodic.Run(ctx, workerIdle/4, pp.reap, nil)
+		periodic.Run(ctx, min(pp.linger, workerIdle)/4, pp.reap, nil)
 	}()
 	return pp
 }
@@ -85,13 +97,29 @@ func (j *JS) runInProcess(jb *job) outcome {
 		}
 	}
 	o, alive := p.run(j, jb)
-	if !alive {
+	switch {
+	case !alive:
 		p.wait()
 		<-pp.slots
-		return o
+	case p.retire:
+		pp.retire(j, p)
+	default:
+		pp.put(p)
 	}
-	pp.put(p)
 	return o
+}
+
+// retire ends a process that holds more memory than an idle one may
+// keep (the worker said so with its answer), out of the caller's way:
+// the caller has its answer. Its slot frees once it has ended, so that
+// no more than MaxConcurrent processes exist at once.
+func (pp *processPool) retire(j *JS, p *process) {
+	j.calls.Add(1) // Close waits for it; the caller still holds its own count
+	go func() {
+		defer j.calls.Done()
+		p.close()
+		<-pp.slots
+	}()
 }
 
 // room waits for room for another process until the call's deadline.
@@ -137,14 +165,16 @@ func (pp *processPool) put(p *process) {
 	<-pp.slots
 }
 
-// reap ends the processes idle for workerIdle.
+// reap ends the processes idle for workerIdle, and those idle for
+// linger but the keep used last.
 func (pp *processPool) reap(context.Context) error {
-	cutoff := time.Now().Add(-workerIdle)
+	now := time.Now()
 	pp.mu.Lock()
 	var old []*process
+	extra := len(pp.idle) - pp.keep // the first ones, used longest ago
 	keep := pp.idle[:0]
-	for _, p := range pp.idle {
-		if p.lastUsed.Before(cutoff) {
+	for i, p := range pp.idle {
+		if idle := now.Sub(p.lastUsed); idle >= workerIdle || i < extra && idle >= pp.linger {
 			old = append(old, p)
 		} else {
 			keep = append(keep, p)
@@ -192,6 +222,9 @@ type process struct {
 	killed  bool
 	exit    error // once the process was waited for
 	waited  bool
+	// retire: the last call's answer said the worker grew past what an
+	// idle one may hold; it is ended rather than kept.
+	retire bool
 
 	lastUsed time.Time // when it went back to the pool
 }
@@ -338,8 +371,18 @@ func (p *process) run(j *JS, jb *job) (o outcome, alive bool) {
 			}
 		case frameGraphQL:
 			var req graphqlRequest
-			if json.Unmarshal(body, &req) == nil && c.inv.GraphQL != nil {
-				go p.graphql(jb.ctx, c.inv, req)
+			switch {
+			case json.Unmarshal(body, &req) != nil:
+			case req.Replay != nil:
+				// The instance is the call's, never the worker's word.
+				fresh, err := j.replays.remember(c.inv.Caller.InstanceID, req.Replay.ID, req.Replay.Until, time.Now())
+				rep := graphqlReply{ID: req.ID, Response: json.RawMessage(strconv.FormatBool(fresh))}
+				if err != nil {
+					rep = graphqlReply{ID: req.ID, Error: err.Error()}
+				}
+				_ = p.send(frameGraphQL, rep)
+			case c.inv.GraphQL != nil:
+				go p.graphql(jb.ctx, c, req)
 			}
 		case frameDone:
 			return p.answer(jb, body), true
@@ -349,9 +392,9 @@ func (p *process) run(j *JS, jb *job) (o outcome, alive bool) {
 
 // graphql runs a core.graphql request of the worker's call as the
 // caller, one call deeper, and answers it.
-func (p *process) graphql(ctx context.Context, inv *Invocation, req graphqlRequest) {
+func (p *process) graphql(ctx context.Context, c *call, req graphqlRequest) {
 	ctx = context.WithValue(ctx, depthKey{}, depthOf(ctx)+1)
-	res, err := inv.GraphQL(ctx, req.Query, req.Variables)
+	res, err := c.callHost(ctx, req.Query, req.Variables)
 	rep := graphqlReply{ID: req.ID, Response: res}
 	if err != nil {
 		rep = graphqlReply{ID: req.ID, Error: err.Error()}
@@ -365,8 +408,10 @@ func (p *process) answer(jb *job, body []byte) outcome {
 	c := jb.c
 	var d doneFrame
 	if err := d.decode(body); err != nil {
+		p.retire = true // a worker that cannot be understood is not kept
 		return c.exception("the worker's answer cannot be read: " + err.Error())
 	}
+	p.retire = d.Retire
 	c.console.entries = append(c.console.entries, d.Log...)
 	c.finish(nil)
 	if d.Err != nil {

@@ -51,6 +51,10 @@ type Invocation struct {
 	// carries the call's deadline and nesting depth: pass it on to the
 	// executor, so that a function reached again through it is counted.
 	GraphQL func(ctx context.Context, query string, variables map[string]any) ([]byte, error)
+
+	// remember records a verified webhook id for core.verifyWebhook in a
+	// worker process, which asks the service (webhookverify.go).
+	remember func(ctx context.Context, id string, until time.Time) (bool, error)
 }
 
 // Caller is who calls: input.core of the function.

@@ -53,13 +53,13 @@ func toJS(vm *goja.Runtime, v any) goja.Value {
 	case map[string]any:
 		o := vm.NewObject()
 		for k, e := range x {
-			must(o.Set(k, toJS(vm, e)))
+			setOwn(o, k, toJS(vm, e))
 		}
 		return o
 	case map[string]string:
 		o := vm.NewObject()
 		for k, e := range x {
-			must(o.Set(k, e))
+			setOwn(o, k, vm.ToValue(e))
 		}
 		return o
 	case []any:
@@ -76,6 +76,18 @@ func toJS(vm *goja.Runtime, v any) goja.Value {
 		return vm.NewArray(vals...)
 	}
 	return goja.Undefined() // not reached: encodeInput shapes Args first
+}
+
+// setOwn gives o the own, enumerable property k, as JSON.parse does. A
+// plain Set of "__proto__" would run Object.prototype's __proto__ setter
+// and make the value o's prototype: a request's {"__proto__": {…}} would
+// reach the function as inherited properties instead of data.
+func setOwn(o *goja.Object, k string, v goja.Value) {
+	if k == "__proto__" {
+		must(o.DefineDataProperty(k, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE))
+		return
+	}
+	must(o.Set(k, v))
 }
 
 // inputValue is main's first argument.

@@ -75,6 +75,9 @@ type graphqlRequest struct {
 	ID        uint64         `json:"id"`
 	Query     string         `json:"query"`
 	Variables map[string]any `json:"variables,omitempty"`
+	// Replay, instead of a query, asks whether a webhook id is new
+	// (core.verifyWebhook); the reply's Response is true or false.
+	Replay *replayCheck `json:"replay,omitempty"`
 }
 
 type graphqlReply struct {
@@ -89,6 +92,9 @@ type doneFrame struct {
 	Err      *wireError      `json:"err,omitempty"`
 	Log      []LogEntry      `json:"log,omitempty"`
 	Duration time.Duration   `json:"duration"`
+	// Retire says the worker holds more memory than an idle worker may
+	// (workerRetire): the service ends it instead of keeping it.
+	Retire bool `json:"retire,omitempty"`
 }
 
 // wireError carries the typed errors of errors.go across the pipe.
@@ -236,7 +242,8 @@ func (f *doneFrame) encode() []byte {
 		b = binary.AppendVarint(b, l.Time.UnixNano())
 		b = appendStrings(b, l.Level, l.Function, l.Call, l.Message)
 	}
-	return binary.AppendVarint(b, int64(f.Duration))
+	b = binary.AppendVarint(b, int64(f.Duration))
+	return appendBool(b, f.Retire)
 }
 
 func (f *doneFrame) decode(b []byte) error {
@@ -255,6 +262,7 @@ func (f *doneFrame) decode(b []byte) error {
 		}
 	}
 	f.Duration = time.Duration(d.varint())
+	f.Retire = d.bool()
 	return d.err
 }
 

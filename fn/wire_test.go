@@ -26,7 +26,7 @@ func TestFrameCodec(t *testing.T) {
 		{Result: []byte(`{"ok":true}`), Duration: time.Millisecond},
 		{Err: &wireError{Kind: "memory", Name: "hoard", Version: "v1", Limit: 64 << 20}, Duration: 2 * time.Second,
 			Log: []LogEntry{{Time: at, Level: "runtime", Function: "hoard@v1", Call: "c1", Message: "stopped"}}},
-		{Err: &wireError{Kind: "timeout", Name: "loop", Version: "v2", After: 5 * time.Second}},
+		{Err: &wireError{Kind: "timeout", Name: "loop", Version: "v2", After: 5 * time.Second}, Retire: true},
 	} {
 		var got doneFrame
 		if err := got.decode(done.encode()); err != nil {

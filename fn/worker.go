@@ -50,6 +50,24 @@ const dataSlack = 64 << 20
 // workerCacheBytes bounds the packages a worker keeps compiled.
 const workerCacheBytes = 64 << 20
 
+// settleAbove is how far a worker's heap may grow, garbage included,
+// past what it was after its last collection before the worker collects
+// it again between calls (after the answer is sent). A call's memory
+// watch measures from the heap the last collection found live: without
+// this, what the call before left behind counted as the worker's own,
+// and the next call could grow past its bound by that much, its watch
+// collecting a heap twice the size every few milliseconds.
+const settleAbove = 4 << 20
+
+// workerRetire is how much more memory than it held when it started a
+// worker may hold after a call and still be kept for the next one: one
+// that grew more (a call that allocated much, its garbage not yet
+// returned to the operating system, a large package cache) says so with
+// its answer and the service ends it. An idle worker therefore holds at
+// most its start size (about 4 MiB of its own, 27 MiB resident with the
+// pages of the binary it shares) plus this.
+const workerRetire = 16 << 20
+
 // worker is the worker process's end of the protocol: it runs one call
 // at a time on an embedded runtime of its own, asks the service for
 // packages it lacks, and passes core.graphql requests to it.
@@ -78,6 +96,9 @@ type worker struct {
 	cache   map[string]*Package // by digest
 	cached  int
 	entries []LogEntry // the running call's log
+
+	held    int64 // heldMemory when the worker became ready
+	settled int64 // heapObjects after the last collection between calls
 }
 
 // serveWorker runs the worker protocol until the service closes in.
@@ -120,6 +141,8 @@ func serveWorker(in io.Reader, out io.Writer) int {
 		fmt.Fprintf(os.Stderr, "fn worker: limiting memory: %v\n", err)
 		return 2
 	}
+	wk.settle()
+	wk.held = heldMemory()
 	if err := wk.sendRaw(frameReady, nil); err != nil {
 		return 1
 	}
@@ -129,10 +152,23 @@ func serveWorker(in io.Reader, out io.Writer) int {
 			return 0
 		}
 		done := wk.run(cf)
+		done.Retire = heldMemory() > wk.held+workerRetire
 		if err := wk.sendRaw(frameDone, done.encode()); err != nil {
 			return 1
 		}
+		if !done.Retire && heapObjects() > wk.settled+settleAbove {
+			wk.settle()
+		}
 	}
+}
+
+// settle collects the heap between calls, so that the next call's
+// memory watch starts from what the worker itself keeps (settleAbove).
+// It costs a collection of that (a few MiB, about a millisecond), and
+// only after calls that allocated more than settleAbove.
+func (wk *worker) settle() {
+	runtime.GC()
+	wk.settled = heapObjects()
 }
 
 // await returns what ch delivers, reading frames itself whenever no
@@ -218,6 +254,7 @@ func (wk *worker) run(cf callFrame) doneFrame {
 	if cf.GraphQL {
 		inv.GraphQL = wk.graphql
 	}
+	inv.remember = wk.remember
 	pkg, err := wk.pkg(ctx, cf)
 	if err != nil {
 		return fail(err)
@@ -288,6 +325,35 @@ func (wk *worker) graphql(ctx context.Context, query string, variables map[strin
 	return rep.Response, nil
 }
 
+// remember asks the service whether a verified webhook id is new
+// (core.verifyWebhook): the ids are the service process's.
+func (wk *worker) remember(ctx context.Context, id string, until time.Time) (bool, error) {
+	ch := make(chan graphqlReply, 1)
+	wk.mu.Lock()
+	wk.nextID++
+	rid := wk.nextID
+	wk.replies[rid] = ch
+	wk.mu.Unlock()
+	defer func() {
+		wk.mu.Lock()
+		delete(wk.replies, rid)
+		wk.mu.Unlock()
+	}()
+	if err := wk.send(frameGraphQL, graphqlRequest{ID: rid, Replay: &replayCheck{ID: id, Until: until}}); err != nil {
+		return false, err
+	}
+	rep, ok := await(wk, ch, ctx.Done())
+	switch {
+	case !ok && ctx.Err() != nil:
+		return false, ctx.Err()
+	case !ok:
+		return false, errors.New("fn worker: the service closed the pipe")
+	case rep.Error != "":
+		return false, errors.New(rep.Error)
+	}
+	return string(rep.Response) == "true", nil
+}
+
 // Load is the worker's Source: packages come with calls (pkg).
 func (wk *worker) Load(context.Context, string, string, string) (*Package, error) {
 	return nil, errors.New("fn worker: packages are sent by the service")
@@ -349,6 +415,15 @@ func watchMemory(limit int64, stop context.CancelCauseFunc) (end func()) {
 }
 
 func heapLive() int64 { return readMetric("/gc/heap/live:bytes") }
+
+// heldMemory is the memory the Go runtime holds from the operating
+// system and has not given back: what the process's resident size
+// follows.
+func heldMemory() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+}
 
 func heapObjects() int64 { return readMetric("/memory/classes/heap/objects:bytes") }
 

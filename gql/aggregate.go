@@ -28,6 +28,15 @@ import (
 // only the fields the selection (and having) names are aggregated, and
 // distinct sets only where a distinct argument is given.
 
+// The memory of aggregations: each holds at most store.DefaultMaxBytes of
+// groups and distinct values (TOO_COMPLEX past it), and all the engine's
+// aggregations at once aggregateMemory (UNAVAILABLE past it: the next may
+// pass). Three aggregations at their bound fit at once; a fourth fails
+// until one ends. The bounds count an estimate of the heap held; the process's
+// heap grows to about three times that at the collector's target (cored's
+// GOGC 200).
+const aggregateMemory = 3 * store.DefaultMaxBytes
+
 // Group paging: first defaults to defaultGroups and may not pass
 // maxGroups.
 const (
@@ -297,7 +306,7 @@ func resolveAggregate(p graphql.ResolveParams, t *schema.Type, grouped bool) (an
 	if err := requireData(c); err != nil {
 		return nil, err
 	}
-	q := &store.AggQuery{Type: t.Name}
+	q := &store.AggQuery{Type: t.Name, Shared: c.aggMemory}
 	for _, f := range aggregatable(t) {
 		if f.Kind == schema.KindScalar && f.Type == "Int" {
 			q.Ints = append(q.Ints, f.Name)
@@ -361,6 +370,7 @@ func aggregateFor(p graphql.ResolveParams, c *call, q *store.AggQuery) ([]*store
 		return groups, nil
 	}
 	acc := store.NewAccumulator(q)
+	defer acc.Release()
 	after := ""
 	for {
 		recs, err := c.Store.Find(p.Context, c.Instance.ID, &store.Query{Type: q.Type, Filter: q.Filter, IncludeTrashed: q.IncludeTrashed, After: after, Limit: maskedBatch})

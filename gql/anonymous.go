@@ -13,7 +13,8 @@ import (
 // login that needed a token would be useless); createAccount is open
 // where the instance allows anonymous registration; where it allows
 // anonymous requests, so are the fields the schema marks @public,
-// introspection and the record operations (which then reach only what
+// introspection (where the setting introspection is "anyone" too:
+// introspection.go) and the record operations (which then reach only what
 // grants to anonymous allow: authz.go). Everything else answers 401.
 func checkAnonymous(m *schema.Model, doc *ast.Document, opName string, inst *tenant.Instance) error {
 	op := operation(doc, opName)

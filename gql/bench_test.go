@@ -8,6 +8,7 @@ import (
 
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/internal/testfiles"
+	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store/bolt"
 	"github.com/corehq/core/tenant"
@@ -38,7 +39,7 @@ func benchEnv(b *testing.B, n int) (*Schema, Env) {
 		b.Fatal(err)
 	}
 	env := Env{Store: st, Instance: inst, Release: rel, Schema: s, Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: "admin"},
-		Accounts: auth.NewAccounts([]byte("bench session secret of 32 bytes!!")), ClientIP: "127.0.0.1"}
+		Accounts: auth.NewAccounts(keyring.Hold(keyring.Generate())), ClientIP: "127.0.0.1"}
 	for start := 1; start <= n; start += 500 {
 		var books []any
 		for j := start; j < start+500 && j <= n; j++ {

@@ -13,6 +13,9 @@ import (
 type document struct {
 	ast    *ast.Document
 	errors []error
+	// introspects: the document selects __schema or __type (set when it
+	// parses, whether it validates or not).
+	introspects bool
 	// ops are its compiled operations (plan.go).
 	ops opCache
 }

@@ -45,6 +45,23 @@ type Env struct {
 	// meter counts function calls and holds the functionCallsPerDay
 	// quota; nil counts nothing.
 	meter *tenant.Meter
+	// aggMemory is the memory the engine's aggregations share; nil: each
+	// is bounded alone.
+	aggMemory *store.AggMemory
+	// limiter holds the instance's rate limit, which an anonymous
+	// caller's work takes from (admitAnonymous); nil limits nothing.
+	limiter *rateLimiter
+}
+
+// admitAnonymous takes a token of the instance's rate limit for work an
+// anonymous caller may run (anything but logging in, where the instance
+// allows it): its request took one of its client address's only
+// (Engine.admitCaller), which bounds the address, not the instance.
+func (e Env) admitAnonymous() error {
+	if e.limiter == nil || e.Principal.Kind != auth.Anonymous {
+		return nil
+	}
+	return e.limiter.admit(e.Instance)
 }
 
 // Unauthenticated returns why the caller's token was refused, or nil. A

@@ -20,6 +20,7 @@ import (
 
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/internal/testfiles"
+	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store/bolt"
 	"github.com/corehq/core/tenant"
@@ -123,6 +124,7 @@ type recordedCall struct {
 	p        graphql.ResolveParams
 	v        any
 	err      error
+	panicked any // what the resolver panicked with; the replay panics with it too
 	replayed bool
 }
 
@@ -148,13 +150,27 @@ func wrapForReplay(s *graphql.Schema, direct directFields) {
 				key := fmt.Sprint(p.Info.Path.AsArray())
 				switch m := p.Context.Value(replayKey{}).(type) {
 				case *recording:
-					v, err := orig(p)
-					m.mu.Lock()
-					if _, dup := m.calls[key]; dup {
-						m.problems = append(m.problems, "the compiled executor called the resolver at "+key+" twice")
+					record := func(c *recordedCall) {
+						m.mu.Lock()
+						defer m.mu.Unlock()
+						if _, dup := m.calls[key]; dup {
+							m.problems = append(m.problems, "the compiled executor called the resolver at "+key+" twice")
+						}
+						m.calls[key] = c
 					}
-					m.calls[key] = &recordedCall{p: p, v: v, err: err}
-					m.mu.Unlock()
+					returned := false
+					defer func() {
+						if !returned {
+							// A resolver that panics is compared too: the
+							// replay panics alike.
+							r := recover()
+							record(&recordedCall{p: p, panicked: r})
+							panic(r)
+						}
+					}()
+					v, err := orig(p)
+					returned = true
+					record(&recordedCall{p: p, v: v, err: err})
 					return v, err
 				case *replay:
 					m.rec.mu.Lock()
@@ -167,6 +183,9 @@ func wrapForReplay(s *graphql.Schema, direct directFields) {
 					c.replayed = true
 					if diff := diffParams(p, c.p); diff != "" {
 						m.rec.problems = append(m.rec.problems, "resolver at "+key+" got other params (-reference +compiled):\n"+diff)
+					}
+					if c.panicked != nil {
+						panic(c.panicked)
 					}
 					return c.v, c.err
 				}
@@ -323,7 +342,7 @@ func newBookstoreFixture(t testing.TB) *bookstore {
 		t.Fatal(err)
 	}
 	bs.env = Env{Store: st, Instance: inst, Release: rel, Schema: bs.compiled, Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: "admin"},
-		Accounts: auth.NewAccounts([]byte("differential secret of 32 bytes!!!")), ClientIP: "127.0.0.1"}
+		Accounts: auth.NewAccounts(keyring.Hold(keyring.Generate())), ClientIP: "127.0.0.1"}
 	var books, authors []any
 	for j := 1; j <= 30; j++ {
 		b := map[string]any{"core": map[string]any{"id": fmt.Sprintf("b%02d", j)}, "title": fmt.Sprintf("Book %d", j),

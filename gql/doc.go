@@ -62,4 +62,29 @@
 //   - Input values are checked against the model by upsert itself (read
 //     as sent, before graphql-go's coercion, which would drop the explicit
 //     nulls that clear a field).
+//   - Bounds per caller (docs/limits-per-caller.md): requests without a
+//     valid token, and logins, take from a rate-limit bucket of their
+//     client address, never from the instance's (ratelimit_address.go);
+//     each account, and each anonymous client address, holds at most its
+//     share of the instance's subscription connections
+//     (Engine.openConnection); a subscription event's changed names only
+//     the fields the caller may read, and an UPDATED of hidden fields
+//     alone is not delivered (visibleChanged); the grants events are
+//     decided on are read again once the feed shows a grant changed
+//     (forgetGrants).
+//
+// # Introspection and input values
+//
+// Who may select __schema and __type is the instance's setting
+// introspection (the instance token by default; account sessions, or
+// anyone, where it says so): Schema.Run refuses any other caller's
+// document that selects them anywhere, before its validation errors
+// (introspection.go). For those callers, request-level errors lose
+// graphql-go's suggestions and the names of types their document did not
+// write (Schema.hideSchema). Variables are held to GraphQL's input
+// coercion where graphql-go is lenient: an object or a list for String,
+// ID, Int, Float, Boolean, DateTime, Email or an enum is BAD_REQUEST
+// naming the variable, checked once in Run before either executor
+// coerces anything (variables.go). docs/introspection-and-input.md says
+// what clients see.
 package gql

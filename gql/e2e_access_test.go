@@ -435,7 +435,7 @@ func TestTeamsGrantThroughTheirMembers(t *testing.T) {
 	}
 }
 
-// TestBlog runs README's worked example of access rights.
+// TestBlog runs the worked example of access rights in docs/accounts-and-access.md.
 func TestBlog(t *testing.T) {
 	t.Parallel()
 	env := servertest.Start(t)

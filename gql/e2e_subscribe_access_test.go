@@ -2,6 +2,7 @@ package gql_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -168,4 +169,140 @@ func TestLogoutEndsSubscriptions(t *testing.T) {
 	id := admin.books("after")[0]
 	got, _ := admins.change()
 	wantChange(t, "the instance token's subscription", got, change{Op: "CREATED", ID: id, Changed: []string{}, Node: map[string]any{"title": "after"}})
+}
+
+// hostile checklist 47: a subscription does not outlive a password
+// change made by another session of its account: the change ends it with
+// UNAUTHENTICATED over SSE and WebSocket alike, while the subscription of
+// the session that changed the password goes on (as its requests do).
+func TestPasswordChangeEndsOtherSessionsSubscriptions(t *testing.T) {
+	t.Parallel()
+	cfg := gql.DefaultConfig()
+	cfg.SessionCheck = 20 * time.Millisecond
+	env := servertest.Start(t, servertest.WithGQLConfig(cfg))
+	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	admin := &client{t: t, env: env, domain: "books.test", token: token}
+	adaID := admin.newAccount("ada", "", "correct horse battery")
+	changer := admin.login("ada", "correct horse battery")
+	other := admin.login("ada", "correct horse battery")
+	others := other.sse(bookChanges, nil, nil)
+	w := other.dial("graphql-transport-ws", nil)
+	w.init(other)
+	w.send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": bookChanges}})
+	changers := changer.sse(bookChanges, nil, nil)
+
+	changer.data(`mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`, map[string]any{"v": map[string]any{
+		"Account": []any{map[string]any{"core": map[string]any{"id": adaID}, "password": map[string]any{"value": "new horse battery"}}}}})
+	ev := others.next()
+	if ev.event != "next" || path(ev.data, "errors", 0, "extensions", "code") != "UNAUTHENTICATED" {
+		t.Fatalf("after the password change, the other session's stream sent %s %s, want an UNAUTHENTICATED error", ev.event, dump(ev.data))
+	}
+	if ev := others.next(); ev.event != "complete" {
+		t.Fatalf("after the error, %s, want complete", ev.event)
+	}
+	if m := w.expect("error", "1"); path(m, "payload", 0, "extensions", "code") != "UNAUTHENTICATED" {
+		t.Fatalf("after the password change, the other session's WebSocket subscription: %s", dump(m))
+	}
+	// The changing session's own subscription sees its next book.
+	id := changer.books("after")[0]
+	got, _ := changers.change()
+	wantChange(t, "the changing session's subscription", got, change{Op: "CREATED", ID: id, Changed: []string{}, Node: map[string]any{"title": "after"}})
+}
+
+// bookFields watches Book changes with the fields they name.
+const bookFields = `subscription { subscribe(type: Book) { op id changed node { ... on Book { title price } } } }`
+
+// hostile checklist 46: a grantee limited to some fields learns nothing of
+// the others through a subscription, not even that one changed: changed
+// names only the fields it may read, and a change of hidden fields alone
+// is not delivered (over SSE and WebSocket alike). Order shows what was
+// left out: after a change bob must not see, one he must see arrives next.
+func TestSubscriptionChangedNamesOnlyVisibleFields(t *testing.T) {
+	t.Parallel()
+	admin := newBookstore(t)
+	admin.newAccount("ada", "", "correct horse battery")
+	bobID := admin.newAccount("bob", "", "correct horse battery")
+	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	a1 := ada.books("a1")[0]
+	ada.grant(map[string]any{"resource": a1, "resourceType": "Book", "operationType": "Query", "operation": "get", "permissionType": "RBP",
+		"fields": "title", "members": members(bobID)})
+	sse := bob.sse(bookFields, nil, nil)
+	ws := bob.dial("graphql-transport-ws", nil)
+	ws.init(bob)
+	ws.send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": bookFields}})
+	adas := ada.sse(bookFields, nil, nil)
+	// The WebSocket's subscription has its starting point once a query
+	// sent after it is answered.
+	ws.send(map[string]any{"id": "q", "type": "subscribe", "payload": map[string]any{"query": `{ __typename }`}})
+	ws.expect("next", "q")
+	ws.expect("complete", "q")
+	next := func(step string, want change) {
+		t.Helper()
+		got, _ := sse.change()
+		wantChange(t, step+" (SSE)", got, want)
+		wantChange(t, step+" (WebSocket)", ws.event("next", "1"), want)
+	}
+
+	// Only the price, hidden from bob: ada sees it, bob does not.
+	ada.upsertOne("Book", map[string]any{"core": map[string]any{"id": a1}, "price": 11})
+	got, _ := adas.change()
+	wantChange(t, "ada's price change", got, change{Op: "UPDATED", ID: a1, Changed: []string{"price"}, Node: map[string]any{"title": "a1", "price": float64(11)}})
+	// Title and price: bob hears of the title only.
+	ada.upsertOne("Book", map[string]any{"core": map[string]any{"id": a1}, "title": "a1 again", "price": 12})
+	next("the title and the price changed", change{Op: "UPDATED", ID: a1, Changed: []string{"title"}, Node: map[string]any{"title": "a1 again", "price": nil}})
+	// The price alone again, then a book of bob's own: the next event bob
+	// gets is his book, with every field it names.
+	ada.upsertOne("Book", map[string]any{"core": map[string]any{"id": a1}, "price": 13})
+	b1 := bob.books("b1")[0]
+	next("bob's own book after a hidden change", change{Op: "CREATED", ID: b1, Changed: []string{"price", "title"}, Node: map[string]any{"title": "b1", "price": float64(10)}})
+	for _, want := range []change{
+		{Op: "UPDATED", ID: a1, Changed: []string{"price", "title"}, Node: map[string]any{"title": "a1 again", "price": float64(12)}},
+		{Op: "UPDATED", ID: a1, Changed: []string{"price"}, Node: map[string]any{"title": "a1 again", "price": float64(13)}},
+	} {
+		got, _ := adas.change()
+		wantChange(t, "ada, the owner, sees every field", got, want)
+	}
+}
+
+// A grant written while a subscription is open counts for its next
+// event as it does for the next find: the same grants, read again once
+// one is written. Each round writes a grant, then a record, then
+// receives; revokes, then writes the record (not delivered) and one of
+// bob's own (delivered next). No waiting on time: the order is the
+// assertion.
+func TestGrantReachesOpenSubscriptions(t *testing.T) {
+	t.Parallel()
+	admin := newBookstore(t)
+	admin.newAccount("ada", "", "correct horse battery")
+	bobID := admin.newAccount("bob", "", "correct horse battery")
+	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	a1 := ada.books("a1")[0]
+	sse := bob.sse(bookFields, nil, nil)
+	for round := range 5 {
+		fields := map[string]any{"fields": "title"} // a field-limited grant on even rounds
+		if round%2 == 1 {
+			fields = map[string]any{}
+		}
+		g := map[string]any{"resource": a1, "resourceType": "Book", "operationType": "Query", "operation": "get", "permissionType": "RBP", "members": members(bobID)}
+		for k, v := range fields {
+			g[k] = v
+		}
+		grant := ada.grant(g)
+		title := fmt.Sprintf("a1 round %d", round)
+		ada.upsertOne("Book", map[string]any{"core": map[string]any{"id": a1}, "title": title, "price": 20 + round})
+		want := change{Op: "UPDATED", ID: a1, Changed: []string{"price", "title"}, Node: map[string]any{"title": title, "price": float64(20 + round)}}
+		if round%2 == 0 {
+			want.Changed, want.Node["price"] = []string{"title"}, nil
+		}
+		got, _ := sse.change()
+		wantChange(t, fmt.Sprintf("round %d: the record written after the grant", round), got, want)
+
+		ada.data(`mutation($q: String!) { delete(type: AccessRight, arcql: $q) }`, map[string]any{"q": `core.id = "` + grant + `"`})
+		ada.upsertOne("Book", map[string]any{"core": map[string]any{"id": a1}, "title": title + " private"})
+		own := bob.books(fmt.Sprintf("b%d", round))[0]
+		got, _ = sse.change()
+		wantChange(t, fmt.Sprintf("round %d: bob's own book after the revoked one", round), got,
+			change{Op: "CREATED", ID: own, Changed: []string{"price", "title"}, Node: map[string]any{"title": fmt.Sprintf("b%d", round), "price": float64(10)}})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -300,5 +301,73 @@ func TestSubscriptionConnectionsPerInstance(t *testing.T) {
 	if st, body := env.Admin(http.MethodPatch, "/instances/other.test", map[string]any{"subscriptionConnections": -1}); st != http.StatusBadRequest ||
 		!strings.Contains(dump(body), "subscriptionConnections must be between 0") {
 		t.Errorf("a negative subscriptionConnections: %d %s", st, dump(body))
+	}
+}
+
+// hostile checklist 47: one account cannot take all of an instance's
+// subscription connections. Each account (its sessions together) and each
+// anonymous client address holds at most its share
+// (subscriptionConnectionsPerAccount, by default a tenth of
+// subscriptionConnections), so another account still finds room; the
+// instance token has no share but the instance's bound.
+func TestSubscriptionConnectionsPerAccount(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{SubscriptionConnections: 20, AnonymousRequests: true})
+	admin := &client{t: t, env: env, domain: "books.test", token: token}
+	admin.newAccount("ada", "", "correct horse battery")
+	admin.newAccount("bob", "", "correct horse battery")
+	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	refused := func(c *client, who string) {
+		t.Helper()
+		resp, cancel := c.sseRequest(bookChanges, nil, nil)
+		defer cancel()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "SUBSCRIPTION_LIMIT") ||
+			!strings.Contains(string(body), who+" 2 subscription connections open, ") || !strings.Contains(string(body), "subscriptionConnectionsPerAccount") {
+			t.Errorf("an event stream past the share: %d %s, want 429 SUBSCRIPTION_LIMIT naming the share", resp.StatusCode, body)
+		}
+	}
+
+	// The default share of 20: 2. Ada's third stream is refused, from
+	// another session of hers too, and so is a WebSocket.
+	ada.sse(bookChanges, nil, nil)
+	ada.sse(bookChanges, nil, nil)
+	refused(ada, "this account has")
+	refused(admin.login("ada", "correct horse battery"), "this account has")
+	w := ada.dial("graphql-transport-ws", nil)
+	w.send(map[string]any{"type": "connection_init", "payload": map[string]any{tenant.Header: ada.domain, "authorization": ada.token}})
+	if code, reason := w.closed(); code != websocket.StatusTryAgainLater || !strings.Contains(reason, "subscriptionConnectionsPerAccount") {
+		t.Errorf("ada's WebSocket past her share closed with %d %q, want 1013 naming the setting", code, reason)
+	}
+	// Bob has room; so has the instance token, beyond any one share.
+	bob.sse(bookChanges, nil, nil)
+	wb := bob.dial("graphql-transport-ws", nil)
+	wb.init(bob)
+	for range 4 {
+		admin.sse(bookChanges, nil, nil)
+	}
+	// Anonymous callers: per client address.
+	anon := &client{t: t, env: env, domain: "books.test"}
+	anon.sse(bookChanges, nil, nil)
+	anon.sse(bookChanges, nil, nil)
+	refused(anon, "anonymous callers from this address have")
+
+	// The setting: shown back, checked, and counted at once.
+	if st, body := env.Admin(http.MethodPatch, "/instances/books.test", map[string]any{"subscriptionConnectionsPerAccount": 3}); st != http.StatusOK ||
+		body["subscriptionConnectionsPerAccount"] != float64(3) {
+		t.Fatalf("setting subscriptionConnectionsPerAccount: %d %s", st, dump(body))
+	}
+	if st, body := env.Admin(http.MethodGet, "/instances/books.test", nil); st != http.StatusOK || body["subscriptionConnectionsPerAccount"] != float64(3) {
+		t.Errorf("the instance's settings: %d %s, want subscriptionConnectionsPerAccount 3", st, dump(body))
+	}
+	ada.sse(bookChanges, nil, nil)
+	for _, bad := range []any{-1, 21, "two"} {
+		if st, body := env.Admin(http.MethodPatch, "/instances/books.test", map[string]any{"subscriptionConnectionsPerAccount": bad}); st != http.StatusBadRequest ||
+			!strings.Contains(dump(body), "subscriptionConnectionsPerAccount") {
+			t.Errorf("subscriptionConnectionsPerAccount %v: %d %s, want 400 naming it", bad, st, dump(body))
+		}
 	}
 }

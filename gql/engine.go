@@ -42,17 +42,21 @@ type Engine struct {
 	// (nil: this one alone); limiter applies them (ratelimit.go).
 	rateShare func() int
 	limiter   *rateLimiter
+	hooks     webhookBuckets // each webhook's share of the limit (ratelimit_webhook.go)
 	// meter counts the instances' requests and function calls and holds
 	// their functionCallsPerDay quota (tenant.Meter).
 	meter *tenant.Meter
+	// aggMemory is the memory all aggregations hold at once (aggregate.go).
+	aggMemory *store.AggMemory
 	// streams ends with CloseStreams: every subscription, event stream
 	// and WebSocket runs under it.
 	streams     context.Context
 	stopStreams context.CancelFunc
-	// conns counts the open subscription connections per instance
-	// (openConnection).
-	connsMu sync.Mutex
-	conns   map[string]int
+	// conns counts the open subscription connections per instance and
+	// callerConns per caller that holds some (openConnection).
+	connsMu     sync.Mutex
+	conns       map[string]int
+	callerConns map[connCaller]int
 	// tails are the shared readers of the feeds of the instances with
 	// subscriptions here (feed.go).
 	tailsMu sync.Mutex
@@ -105,6 +109,7 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 	}
 	e.schemas = newSchemas(func(m *schema.Model) (*Schema, error) { return Build(m, cfg) }, instances.Holds)
 	e.grants = access.NewCache(st, grantsTTL)
+	e.aggMemory = store.NewAggMemory(aggregateMemory)
 	e.limiter = newRateLimiter(cfg.RateLimit, e.rateShare, time.Now)
 	if e.meter == nil {
 		e.meter = tenant.NewMeter(st, meterInterval)
@@ -124,20 +129,28 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 func (e *Engine) CloseStreams() { e.stopStreams() }
 
 // openConnection counts a subscription connection (an event stream, a
-// WebSocket) of inst, refused with SUBSCRIPTION_LIMIT when the instance
-// has as many open in this process as its part of the setting
-// subscriptionConnections allows: processes sharing a store divide it as
-// they divide rate limits (WithRateShare), each allowing its part rounded
-// up. Call release once when the connection ends.
-func (e *Engine) openConnection(inst *tenant.Instance) (release func(), err error) {
-	limit := inst.Settings.SubscriptionConnections
-	if limit <= 0 {
-		limit = tenant.DefaultSubscriptionConnections
-	}
-	part, n := limit, 1
+// WebSocket) of inst by p from clientIP, refused with SUBSCRIPTION_LIMIT
+// when the instance has as many open in this process as its part of the
+// setting subscriptionConnections allows, or the caller as many as its
+// share (subscriptionConnectionsPerAccount; tenant.Settings.SubscriptionShares):
+// an account counts its sessions together, an anonymous caller its
+// client address (an IPv6 one its /64), and the instance token has no
+// share but the instance's bound. Processes sharing a store divide both
+// as they divide rate limits (WithRateShare), each allowing its part
+// rounded up. Call release once when the connection ends.
+func (e *Engine) openConnection(inst *tenant.Instance, p auth.Principal, clientIP string) (release func(), err error) {
+	limit, perAccount := inst.Settings.SubscriptionShares()
+	part, share, n := limit, perAccount, 1
 	if e.rateShare != nil {
 		n = max(1, e.rateShare())
-		part = (limit + n - 1) / n
+		part, share = (limit+n-1)/n, (perAccount+n-1)/n
+	}
+	caller := connCaller{inst: inst.ID}
+	switch p.Kind {
+	case auth.User:
+		caller.key = "account " + p.AccountID
+	case auth.Anonymous:
+		caller.key = "address " + clientKey(clientIP)
 	}
 	e.connsMu.Lock()
 	defer e.connsMu.Unlock()
@@ -149,10 +162,25 @@ func (e *Engine) openConnection(inst *tenant.Instance) (release func(), err erro
 		return nil, errcode.New(errcode.SubscriptionLimit,
 			"the instance has %d subscription connections open, the most its setting subscriptionConnections allows: close one first", limit)
 	}
+	if caller.key != "" && e.callerConns[caller] >= share {
+		who, its := "this account has", "its"
+		if p.Kind == auth.Anonymous {
+			who, its = "anonymous callers from this address have", "their"
+		}
+		if n > 1 {
+			return nil, errcode.New(errcode.SubscriptionLimit,
+				"%s %d subscription connections open in this process, the part (of %d processes) of %s share (setting subscriptionConnectionsPerAccount, %d) of the instance's %d: close one first", who, share, n, its, perAccount, limit)
+		}
+		return nil, errcode.New(errcode.SubscriptionLimit,
+			"%s %d subscription connections open, %s share (setting subscriptionConnectionsPerAccount) of the instance's %d: close one first", who, perAccount, its, limit)
+	}
 	if e.conns == nil {
-		e.conns = map[string]int{}
+		e.conns, e.callerConns = map[string]int{}, map[connCaller]int{}
 	}
 	e.conns[inst.ID]++
+	if caller.key != "" {
+		e.callerConns[caller]++
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -161,9 +189,19 @@ func (e *Engine) openConnection(inst *tenant.Instance) (release func(), err erro
 			if e.conns[inst.ID]--; e.conns[inst.ID] <= 0 {
 				delete(e.conns, inst.ID)
 			}
+			if caller.key != "" {
+				if e.callerConns[caller]--; e.callerConns[caller] <= 0 {
+					delete(e.callerConns, caller)
+				}
+			}
 		})
 	}, nil
 }
+
+// connCaller is whose share of an instance's subscription connections a
+// connection takes: an account's, an anonymous client address's, or none
+// (key empty: the instance token).
+type connCaller struct{ inst, key string }
 
 // Meter returns the meter of the instances' requests and function calls
 // (the admin API's usage reads it).
@@ -198,10 +236,11 @@ func (e *Engine) SchemaCount() int { return e.schemas.count() }
 // the instance runs now and its schema. A token that is refused does not
 // fail Open: the request answers UNAUTHENTICATED when it runs anything
 // but login and loginByEmail (Env.Unauthenticated).
+//
+// The request counts against a rate limit before anything runs for it
+// (429 RATE_LIMITED over it): a caller with a valid token against its
+// instance's, any other against its client address's (admitCaller).
 func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization, clientIP string) (Env, error) {
-	if err := e.admit(inst); err != nil {
-		return Env{}, err
-	}
 	p, err := e.accounts.Authenticate(ctx, e.store, keysOf(inst), authorization)
 	var refused error
 	if err != nil {
@@ -212,6 +251,9 @@ func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization,
 		// Anonymous (a client that always sends its stored token must be
 		// able to log in again); anything else answers this error.
 		p, refused = auth.Principal{Kind: auth.Anonymous}, err
+	}
+	if err := e.admitCaller(inst, p, clientIP); err != nil {
+		return Env{}, err
 	}
 	env := e.env(inst, p, clientIP)
 	env.authErr = refused
@@ -224,11 +266,19 @@ func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization,
 	return env, nil
 }
 
-// admit counts one request of inst against its rate limit (429
-// RATE_LIMITED over it) and its meter. Open does it for every request;
-// a WebSocket for each operation it starts.
-func (e *Engine) admit(inst *tenant.Instance) error {
-	if err := e.limiter.admit(inst); err != nil {
+// admitCaller counts one request of inst by p from clientIP against a
+// rate limit (429 RATE_LIMITED over it) and the instance's meter: a
+// caller with a valid token (the instance token, a session) against the
+// instance's, an anonymous one (no token, or a refused one) against its
+// client address's (ratelimit_address.go), so that requests with junk
+// tokens and logins never use up what the instance's users have. Open
+// does it for every request; a WebSocket for each operation it starts.
+func (e *Engine) admitCaller(inst *tenant.Instance, p auth.Principal, clientIP string) error {
+	if p.Kind == auth.Anonymous {
+		if err := e.limiter.admitAddress(inst, clientIP); err != nil {
+			return err
+		}
+	} else if err := e.limiter.admit(inst); err != nil {
 		return err
 	}
 	e.meter.Request(inst.ID)
@@ -239,12 +289,14 @@ func (e *Engine) admit(inst *tenant.Instance) error {
 // instance's release once.
 func (e *Engine) env(inst *tenant.Instance, p auth.Principal, clientIP string) Env {
 	return Env{Store: e.store, Accounts: e.accounts, Instance: inst, Release: inst.Release(),
-		Principal: p, ClientIP: clientIP, Functions: e.functions, grants: e.grants, meter: e.meter}
+		Principal: p, ClientIP: clientIP, Functions: e.functions, grants: e.grants, meter: e.meter, limiter: e.limiter,
+		aggMemory: e.aggMemory}
 }
 
 // keysOf returns what authentication knows of an instance.
 func keysOf(inst *tenant.Instance) auth.Instance {
-	return auth.Instance{ID: inst.ID, TokenHash: inst.TokenHash, AdminAccountID: inst.AdminAccountID}
+	return auth.Instance{ID: inst.ID, TokenHash: inst.TokenHash, AdminAccountID: inst.AdminAccountID,
+		SessionIdleTimeout: time.Duration(inst.Settings.SessionIdleTimeout) * time.Second}
 }
 
 // Resolve is the middleware of the doors that name their instance in the

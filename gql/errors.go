@@ -26,6 +26,8 @@ func storeError(err error) error {
 		return errcode.Wrap(errcode.BadFilter, err, "%s", ae.Error())
 	case errors.As(err, &be):
 		return errcode.Wrap(errcode.TooComplex, err, "%s", be.Msg)
+	case errors.Is(err, store.ErrAggregateMemory):
+		return errcode.Wrap(errcode.Unavailable, err, "aggregate: the aggregations running now hold the memory the server allows them all; try again shortly")
 	case errors.Is(err, store.ErrTooMany):
 		return errcode.Wrap(errcode.BadFilter, err, "%s", err.Error())
 	case errors.Is(err, store.ErrNotFound):

@@ -61,7 +61,24 @@ func (s *Schema) Do(ctx context.Context, env Env, log *zap.Logger, req Request) 
 // json.Marshal of the Result) gives the encoded response, Result.Value the
 // decoded data, and Release recycles the buffer afterwards.
 func (s *Schema) Run(ctx context.Context, env Env, log *zap.Logger, req Request) *Result {
+	if env.mayIntrospect() {
+		return s.run(ctx, env, log, req)
+	}
+	res := s.run(ctx, env, log, req)
+	s.hideSchema(res, req.Query)
+	return res
+}
+
+// run is Run before the errors are shown to a caller who may not
+// introspect (hideSchema).
+func (s *Schema) run(ctx context.Context, env Env, log *zap.Logger, req Request) *Result {
 	doc := s.document(req.Query)
+	if doc.introspects && !env.mayIntrospect() {
+		// Before the document's errors: a caller who may not introspect
+		// learns nothing from the validation of __schema's selections.
+		status, body := errcode.Body(introspectionRefused(env))
+		return &Result{Status: status, Errors: body.Errors}
+	}
 	if len(doc.errors) > 0 {
 		return documentErrors(doc.errors)
 	}
@@ -80,6 +97,15 @@ func (s *Schema) Run(ctx context.Context, env Env, log *zap.Logger, req Request)
 			status, body := errcode.Body(err)
 			return &Result{Status: status, Errors: body.Errors}
 		}
+		if !onlyLogins(doc.ast, req.OperationName) {
+			if err := env.admitAnonymous(); err != nil {
+				return errorResult(err)
+			}
+		}
+	}
+	if err := checkVariables(&s.gql, doc.ast, req.OperationName, req.Variables); err != nil {
+		status, body := errcode.Body(err)
+		return &Result{Status: status, Errors: body.Errors}
 	}
 	c := &call{Env: env, schema: s, log: log, vars: req.Variables, now: time.Now().UTC().Truncate(time.Millisecond)}
 	ctx = withCall(ctx, c)
@@ -213,6 +239,9 @@ func (s *Schema) document(text string) *document {
 	if err == nil {
 		err = fragmentCost(doc, s.cfg)
 	}
+	if err == nil {
+		d.introspects = introspects(doc)
+	}
 	if err != nil {
 		d.errors = []error{err}
 	} else {
@@ -227,6 +256,15 @@ func (s *Schema) document(text string) *document {
 	}
 	s.docs.put(text, d)
 	return d
+}
+
+// errorResult is the answer of a request refused before it ran, with
+// Retry-After for RATE_LIMITED.
+func errorResult(err error) *Result {
+	status, body := errcode.Body(err)
+	res := &Result{Status: status, Errors: body.Errors}
+	res.RetryAfter, _ = errcode.As(err).Extensions["retryAfter"].(int)
+	return res
 }
 
 // documentErrors answers a document that cannot run: 400, each error

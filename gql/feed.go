@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/corehq/core/access"
 	"github.com/corehq/core/store"
 )
 
@@ -25,6 +26,7 @@ import (
 type feedTail struct {
 	st     store.Store
 	inst   string
+	grants *access.Cache   // forgotten when the feed shows a grant changed
 	ctx    context.Context // the reader's; ends when the last subscriber leaves
 	cancel context.CancelFunc
 	size   int // how many changes it keeps
@@ -39,6 +41,25 @@ type feedTail struct {
 	subs int // subscriptions holding the tail (Engine.tails counts them)
 	// groups are the execution groups of its subscriptions, by shareKey.
 	groups map[string]*execGroup
+}
+
+// forgetGrants drops the instance's grants from the cache when changes
+// hold one of an AccessRight, before any subscriber sees the changes
+// after it: the rights of those events are then read with that grant,
+// wherever it was written. A find that reads stale grants answers
+// better on its next request; an event decided on them would be lost
+// (or leaked) for good. The cache alone, written to in another process
+// (a shared MongoDB), would serve its snapshot for up to grantsTTL.
+func forgetGrants(grants *access.Cache, inst string, changes []store.Change) {
+	if grants == nil {
+		return
+	}
+	for i := range changes {
+		if changes[i].Type == access.Type {
+			grants.Forget(inst)
+			return
+		}
+	}
 }
 
 // feedEntry is one change of a tail, with the record after it.
@@ -89,7 +110,7 @@ func (e *Engine) acquireTail(st store.Store, inst string, size int) (*feedTail, 
 		return t, nil
 	}
 	ctx, cancel := context.WithCancel(e.streams)
-	t := &feedTail{st: st, inst: inst, ctx: ctx, cancel: cancel, size: max(size, 1), base: newest, wake: make(chan struct{}), subs: 1}
+	t := &feedTail{st: st, inst: inst, grants: e.grants, ctx: ctx, cancel: cancel, size: max(size, 1), base: newest, wake: make(chan struct{}), subs: 1}
 	if e.tails == nil {
 		e.tails = map[string]*feedTail{}
 	}
@@ -167,6 +188,7 @@ func (t *feedTail) read() {
 // add appends changes read from the feed, keeps the newest size and
 // wakes the subscribers.
 func (t *feedTail) add(changes []store.Change) {
+	forgetGrants(t.grants, t.inst, changes)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i := range changes {

@@ -10,9 +10,11 @@ import (
 )
 
 // Per-instance request rates: every request through a door (Open: GraphQL
-// and REST; OpenWebhook: webhooks) takes a token from its instance's
-// bucket, before any work for it; an empty bucket answers 429
-// RATE_LIMITED with Retry-After. The limit is the instance's setting
+// and REST; OpenWebhook: webhooks) by a caller with a valid token takes a
+// token from its instance's bucket, before any work for it; an empty
+// bucket answers 429 RATE_LIMITED with Retry-After. Callers without a
+// valid token take from buckets of their own, per client address
+// (ratelimit_address.go). The limit is the instance's setting
 // (tenant.Settings.RateLimit), else the server's default (Config.RateLimit,
 // cored serve --rate-limit), else none. Buckets live in this process;
 // processes that share a store divide the rate and the burst by their
@@ -30,6 +32,9 @@ type rateLimiter struct {
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
+	// addrs are the buckets of the callers without a valid token, per
+	// instance and client address (ratelimit_address.go).
+	addrs addressBuckets
 }
 
 type bucket struct {
@@ -54,18 +59,35 @@ func (l *rateLimiter) admit(inst *tenant.Instance) error {
 	if lim == nil {
 		return nil
 	}
-	n := float64(max(1, l.share()))
-	rate := lim.RequestsPerSecond / n
-	burst := max(1, float64(lim.BurstOrRate())/n)
-	now := l.now()
+	share, now := l.share(), l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.buckets[inst.ID]
-	switch {
-	case b == nil || b.limit != *lim:
-		// A new or changed limit starts full.
-		b = &bucket{limit: *lim, rate: rate, burst: burst, tokens: burst, last: now}
+	if b == nil {
+		b = &bucket{}
 		l.buckets[inst.ID] = b
+	}
+	wait, ok := b.take(*lim, share, now)
+	if ok {
+		return nil
+	}
+	err := errcode.New(errcode.RateLimited, "instance %s is over its rate limit of %g requests per second (burst %d): retry after %d s",
+		inst.Domain, lim.RequestsPerSecond, lim.BurstOrRate(), wait)
+	err.Extensions = map[string]any{"retryAfter": wait}
+	return err
+}
+
+// take takes one token of b, which serves lim divided among share
+// processes, at now; when none is left it answers the whole seconds until
+// one is back. The zero bucket is a new one.
+func (b *bucket) take(lim tenant.RateLimit, share int, now time.Time) (wait int, ok bool) {
+	n := float64(max(1, share))
+	rate := lim.RequestsPerSecond / n
+	burst := max(1, float64(lim.BurstOrRate())/n)
+	switch {
+	case b.limit != lim || b.last.IsZero():
+		// A new or changed limit starts full.
+		*b = bucket{limit: lim, rate: rate, burst: burst, tokens: burst, last: now}
 	case b.rate != rate || b.burst != burst:
 		// A changed number of processes keeps the bucket's fill in
 		// proportion: joining or leaving processes start no fresh burst.
@@ -78,18 +100,15 @@ func (l *rateLimiter) admit(inst *tenant.Instance) error {
 	}
 	if b.tokens >= 1 {
 		b.tokens--
-		return nil
+		return 0, true
 	}
-	wait := max(1, int(math.Ceil((1-b.tokens)/b.rate)))
-	err := errcode.New(errcode.RateLimited, "instance %s is over its rate limit of %g requests per second (burst %d): retry after %d s",
-		inst.Domain, lim.RequestsPerSecond, lim.BurstOrRate(), wait)
-	err.Extensions = map[string]any{"retryAfter": wait}
-	return err
+	return max(1, int(math.Ceil((1-b.tokens)/b.rate))), false
 }
 
-// forget drops a deleted instance's bucket.
+// forget drops a deleted instance's buckets.
 func (l *rateLimiter) forget(id string) {
 	l.mu.Lock()
 	delete(l.buckets, id)
+	l.addrs.forget(id)
 	l.mu.Unlock()
 }

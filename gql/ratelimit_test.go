@@ -1,6 +1,8 @@
 package gql
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +68,85 @@ func TestRateLimiterShare(t *testing.T) {
 	l.forget("i1")
 	if len(l.buckets) != 0 {
 		t.Errorf("after forget: %d buckets", len(l.buckets))
+	}
+}
+
+// TestAddressBuckets: callers without a valid token take from a bucket
+// per instance and client address (an IPv6 client's /64), of the
+// instance's rate and burst divided among the processes; the buckets
+// kept are bounded, the least recently used dropped first, and a deleted
+// instance's go with it.
+func TestAddressBuckets(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	peers := 1
+	l := newRateLimiter(nil, func() int { return peers }, func() time.Time { return now })
+	inst := &tenant.Instance{ID: "i1", Domain: "a.test", Settings: tenant.Settings{RateLimit: &tenant.RateLimit{RequestsPerSecond: 1, Burst: 4}}}
+	admitted := func(ip string) int {
+		n := 0
+		for l.admitAddress(inst, ip) == nil {
+			n++
+			if n > 1000 {
+				t.Fatal("no limit")
+			}
+		}
+		return n
+	}
+	if n := admitted("192.0.2.1"); n != 4 {
+		t.Errorf("an address's burst: %d, want 4", n)
+	}
+	if n := admitted("192.0.2.2"); n != 4 {
+		t.Errorf("another address's burst: %d, want 4", n)
+	}
+	if err := l.admit(inst); err != nil {
+		t.Errorf("the instance's bucket after two addresses spent theirs: %v", err)
+	}
+	if n := admitted("::ffff:192.0.2.1"); n != 0 {
+		t.Errorf("an IPv4-mapped address counts as the IPv4 one: %d admitted, want 0", n)
+	}
+	if n := admitted("2001:db8:1:2::1"); n != 4 {
+		t.Errorf("an IPv6 address: %d, want 4", n)
+	}
+	if n := admitted("2001:db8:1:2:ffff::9"); n != 0 {
+		t.Errorf("another address of the same /64: %d, want 0", n)
+	}
+	if n := admitted("2001:db8:1:3::1"); n != 4 {
+		t.Errorf("another /64: %d, want 4", n)
+	}
+	err := l.admitAddress(inst, "2001:db8:1:2::7")
+	if err == nil || !strings.Contains(err.Error(), "too many requests without a valid token from 2001:db8:1:2::/64 to instance a.test") ||
+		!strings.HasSuffix(err.Error(), "retry after 1 s") {
+		t.Errorf("refusal: %v", err)
+	}
+	// Two processes: half each, the spent bucket stays spent.
+	peers = 2
+	now = now.Add(time.Hour)
+	if n := admitted("192.0.2.1"); n != 2 {
+		t.Errorf("one of two processes: %d, want 2", n)
+	}
+	peers = 1
+	// No limit: no bucket.
+	free := &tenant.Instance{ID: "i2", Domain: "b.test"}
+	for range 100 {
+		if err := l.admitAddress(free, "192.0.2.1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Bounded: the least recently used go first.
+	if n := admitted("192.0.2.1"); n != 0 {
+		t.Fatalf("192.0.2.1 is spent: %d", n)
+	}
+	for i := range maxAddresses {
+		_ = l.admitAddress(inst, fmt.Sprintf("10.%d.%d.%d", i>>16, (i>>8)&255, i&255))
+	}
+	if got := l.addrs.len(); got != maxAddresses {
+		t.Errorf("%d address buckets, want at most %d", got, maxAddresses)
+	}
+	if n := admitted("192.0.2.1"); n != 4 {
+		t.Errorf("a dropped address comes back with a full bucket: %d, want 4", n)
+	}
+	l.forget("i1")
+	if got := l.addrs.len(); got != 0 {
+		t.Errorf("after the instance is deleted: %d address buckets", got)
 	}
 }

@@ -1,6 +1,7 @@
 package gql
 
 import (
+	"context"
 	"errors"
 	"math"
 	"strings"
@@ -60,7 +61,9 @@ func newAccessTokenObject(jsonScalar *graphql.Scalar) *graphql.Object {
 // resolveLogin answers login (by username) and loginByEmail. An unknown
 // user and a wrong password give the same answer in the same time: a
 // dummy hash is verified for unknown users. Failures are throttled per
-// account and per client address.
+// client address, per address and account name, and per account name
+// (auth.Throttle), before the account is looked up, so that a throttled
+// answer is the same whether it exists or not.
 func resolveLogin(byEmail bool) graphql.FieldResolveFn {
 	return func(p graphql.ResolveParams) (any, error) {
 		c := callFrom(p.Context)
@@ -75,15 +78,20 @@ func resolveLogin(byEmail bool) graphql.FieldResolveFn {
 			return nil, errcode.New(errcode.BadRequest, "the password is longer than %d bytes", auth.MaxPasswordBytes)
 		}
 		accountKey := c.Instance.ID + "\x00" + field + "\x00" + strings.ToLower(id)
-		clientKey := c.Instance.ID + "\x00" + c.ClientIP
-		if blocked, wait := a.Throttle.Blocked(p.Context, accountKey, clientKey); blocked {
+		clientKey := c.Instance.ID + "\x00" + auth.ClientAddress(c.ClientIP)
+		done, wait := a.Throttle.Begin(p.Context, accountKey, clientKey)
+		if wait > 0 {
 			secs := int(math.Ceil(wait.Seconds()))
 			e := errcode.New(errcode.RateLimited, "too many failed logins; try again in %d seconds", secs)
 			e.Extensions = map[string]any{"retryAfter": secs}
 			return nil, e
 		}
+		failed := false
+		// Counted even when the client has gone: the store's count must
+		// not depend on the attacker waiting for the answer.
+		defer func() { done(context.WithoutCancel(p.Context), failed) }()
 		fail := func() (any, error) {
-			a.Throttle.Fail(p.Context, accountKey, clientKey)
+			failed = true
 			return &accessToken{errorCode: loginInvalid, errorMsg: "invalid " + name + " or password"}, nil
 		}
 		recs, err := c.Store.Find(p.Context, c.Instance.ID, &store.Query{

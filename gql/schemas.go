@@ -101,7 +101,7 @@ func (c *schemas) compile(rel *tenant.Release) (*Schema, error) {
 		c.mu.Unlock()
 		close(f.done)
 	}()
-	s, err := c.build(rel.Model)
+	s, err := c.safeBuild(rel.Model)
 	if err != nil {
 		f.err = fmt.Errorf("gql: compiling release %s/%s: %w", rel.App, rel.Name, err)
 		return nil, f.err
@@ -109,6 +109,19 @@ func (c *schemas) compile(rel *tenant.Release) (*Schema, error) {
 	c.add(rel, s)
 	f.s, f.err = s, nil
 	return s, nil
+}
+
+// safeBuild is build with a panic turned into an error: the request that
+// asked for the schema answers 500 INTERNAL (its log line names the
+// panic), the callers waiting for the same build get the error too, and
+// the next request builds again.
+func (c *schemas) safeBuild(m *schema.Model) (s *Schema, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			s, err = nil, fmt.Errorf("panic while building the schema: %v", x)
+		}
+	}()
+	return c.build(m)
 }
 
 // add makes s the compiled schema of rel, then evicts beyond the limit,

@@ -107,9 +107,20 @@ func IsSubscription(s *Schema, req Request) bool {
 // start (an invalid document, a refused caller, a bad filter, a cursor
 // whose history is gone). ctx bounds only the start: the subscription
 // runs until Close, Engine.CloseStreams or a failure ends it.
-func (e *Engine) Subscribe(ctx context.Context, env Env, req Request, resume string) (*Stream, *Result) {
+func (e *Engine) Subscribe(ctx context.Context, env Env, req Request, resume string) (_ *Stream, refused *Result) {
 	s := env.Schema
+	if !env.mayIntrospect() {
+		defer func() {
+			if refused != nil {
+				s.hideSchema(refused, req.Query)
+			}
+		}()
+	}
 	doc := s.document(req.Query)
+	if doc.introspects && !env.mayIntrospect() {
+		status, body := errcode.Body(introspectionRefused(env))
+		return nil, &Result{Status: status, Errors: body.Errors}
+	}
 	if len(doc.errors) > 0 {
 		return nil, documentErrors(doc.errors)
 	}
@@ -127,6 +138,9 @@ func (e *Engine) Subscribe(ctx context.Context, env Env, req Request, resume str
 		if err := checkAnonymous(s.model, doc.ast, req.OperationName, env.Instance); err != nil {
 			return fail(err)
 		}
+		if err := env.admitAnonymous(); err != nil {
+			return nil, errorResult(err)
+		}
 	}
 	op := operation(doc.ast, req.OperationName)
 	if op == nil || op.Operation != ast.OperationTypeSubscription {
@@ -135,6 +149,9 @@ func (e *Engine) Subscribe(ctx context.Context, env Env, req Request, resume str
 	field, err := subscribeField(doc.ast, op)
 	if err != nil {
 		return nil, documentErrors([]error{err})
+	}
+	if err := checkVariables(&s.gql, doc.ast, req.OperationName, req.Variables); err != nil {
+		return fail(err)
 	}
 	c := &call{Env: env, schema: s, log: e.log, vars: req.Variables, now: time.Now().UTC()}
 	if err := requireData(c); err != nil {
@@ -422,6 +439,7 @@ func (sub *subscription) readStore(ctx context.Context, last uint64) ([]*feedEnt
 	if err != nil {
 		return nil, err
 	}
+	forgetGrants(sub.env.grants, sub.env.Instance.ID, changes)
 	out := make([]*feedEntry, len(changes))
 	for i := range changes {
 		out[i] = &feedEntry{change: changes[i]}
@@ -487,8 +505,10 @@ func (sub *subscription) deliver(ctx context.Context, t *feedTail, e *feedEntry)
 	if rec == nil || err != nil {
 		return Event{}, false, nil
 	}
-	// A call per event: the caller's rights as they are now (grants are
-	// read again after a grant is written, access.Cache).
+	// A call per event: the caller's rights as they are now, from the
+	// grants finds read (access.Cache: read again after a grant is
+	// written here, and once the feed shows a grant changed anywhere,
+	// before the changes after it are delivered: forgetGrants).
 	c := &call{Env: env, schema: env.Schema, log: sub.engine.log, vars: sub.req.Variables, now: time.Now().UTC().Truncate(time.Millisecond)}
 	cctx := withCall(ctx, c)
 	if !visible(cctx, c, rec) {
@@ -501,6 +521,11 @@ func (sub *subscription) deliver(ctx context.Context, t *feedTail, e *feedEntry)
 		}
 	}
 	ev := &event{change: *ch, cursor: encodeCursor(ch.Seq)}
+	changed, ok := visibleChanged(cctx, c, rec, ch)
+	if !ok {
+		return Event{}, false, nil
+	}
+	ev.change.Changed = changed
 	if ch.Op != store.ChangeDeleted {
 		ev.node = newBatch([]*store.Record{shown(cctx, c, rec)})[0]
 	}
@@ -519,6 +544,38 @@ func (sub *subscription) deliver(ctx context.Context, t *feedTail, e *feedEntry)
 		return Event{}, false, err
 	}
 	return Event{Cursor: ev.cursor, Result: out, payload: payload}, true, nil
+}
+
+// visibleChanged returns the fields of a change the caller may read
+// (changed): all of them on a record it owns or reads whole, only those
+// its grants' fields lists cover otherwise. ok is false for an UPDATED
+// whose changed fields the caller may read none of: the event is not
+// delivered, since even an empty changed would tell that a hidden field
+// changed. CREATED, TRASHED, UNTRASHED and DELETED are delivered with
+// what they name of the visible fields: that the record came or went is
+// what find shows too.
+func visibleChanged(ctx context.Context, c *call, rec *store.Record, ch *store.Change) (changed []string, ok bool) {
+	if owned(c, rec) || len(ch.Changed) == 0 {
+		return ch.Changed, true
+	}
+	s, err := c.rights(ctx, rec.Type, "find")
+	if err != nil {
+		return nil, false // visible refused it already
+	}
+	only, limited := s.Fields(rec)
+	if !limited {
+		return ch.Changed, true
+	}
+	changed = make([]string, 0, len(ch.Changed))
+	for _, f := range ch.Changed {
+		if _, ok := only[f]; ok {
+			changed = append(changed, f)
+		}
+	}
+	if len(changed) == 0 && ch.Op == store.ChangeUpdated {
+		return nil, false
+	}
+	return changed, true
 }
 
 // matches applies the subscription's filter to a record as the caller may

@@ -165,6 +165,9 @@ func (e *Engine) OpenWebhook(ctx context.Context, domain, name, clientIP string,
 	if !ok {
 		return Env{}, Request{}, errNoWebhook
 	}
+	if err := e.admitWebhook(inst, name); err != nil {
+		return Env{}, Request{}, err
+	}
 	if err := e.limiter.admit(inst); err != nil {
 		return Env{}, Request{}, err
 	}
@@ -223,6 +226,7 @@ func (e *Engine) RunWebhook(ctx context.Context, env Env, req Request) (map[stri
 	var (
 		np *fn.NotPublishedError
 		te *fn.TimeoutError
+		le *fn.LimitError
 	)
 	switch {
 	case strings.HasPrefix(first.Message, UnusableResponse):
@@ -240,6 +244,10 @@ func (e *Engine) RunWebhook(ctx context.Context, env Env, req Request) (map[stri
 		return nil, errcode.Wrap(errcode.Timeout, cause, "the webhook function timed out")
 	case errors.Is(fnErr, fn.ErrResourceExhausted):
 		return nil, errcode.Wrap(errcode.FunctionResourceExhausted, fnErr, "the webhook function was stopped: %s", fnErr.Error())
+	case errors.As(fnErr, &le) && le.What == "input":
+		// The request, encoded as the function's input, passed the
+		// runtime's input bound: the caller's to make smaller.
+		return nil, errcode.Wrap(errcode.TooLarge, fnErr, "the request, as the webhook function's input, is larger than the %d bytes a function accepts", le.Limit)
 	case fnErr != nil:
 		return nil, errcode.Wrap(errcode.FunctionError, fnErr, "the webhook function failed; the instance's function log has the details")
 	}

@@ -41,7 +41,8 @@ import (
 // a client that writes from then on reach it. A connection runs at most Config.MaxSubscriptions
 // subscriptions; one whose client reads too slowly (a subscription's
 // queue full) is closed with 1008 and a reason saying so; a connection_init
-// past the instance's subscriptionConnections closes with 1013 (try again
+// past the instance's subscriptionConnections, or past its caller's share
+// of them (subscriptionConnectionsPerAccount), closes with 1013 (try again
 // later). The tokens are
 // sent in the protocol, never as cookies, so the connection needs no
 // check of its Origin: a page elsewhere cannot borrow a session.
@@ -293,7 +294,7 @@ func (w *wsConn) init(payload any) bool {
 		w.close(closeForbidden, msg)
 		return false
 	}
-	release, err := w.h.engine.openConnection(env.Instance)
+	release, err := w.h.engine.openConnection(env.Instance, env.Principal, env.ClientIP)
 	if err != nil {
 		if w.legacy {
 			w.send(wsMessage{Type: "connection_error", Payload: map[string]any{"message": errcode.As(err).Message}})
@@ -386,13 +387,18 @@ func (w *wsConn) subscribe(id string, payload any) bool {
 	if err != nil {
 		return w.sendErrors(id, []errcode.Item{errcode.As(err).Item()})
 	}
-	// Each operation counts as a request against the instance's rate
-	// limit, as it would over HTTP.
-	if err := w.h.engine.admit(env.Instance); err != nil {
+	// Each operation counts as a request against the rate limit, as it
+	// would over HTTP.
+	if err := w.h.engine.admitCaller(env.Instance, env.Principal, env.ClientIP); err != nil {
 		return w.sendErrors(id, []errcode.Item{errcode.As(err).Item()})
 	}
-	if d := env.Schema.document(req.Query); len(d.errors) > 0 {
-		return w.sendErrors(id, documentErrors(d.errors).Errors)
+	if d := env.Schema.document(req.Query); len(d.errors) > 0 || (d.introspects && !env.mayIntrospect()) {
+		// Run answers it as it answers HTTP: introspection refused to
+		// whom the instance does not allow it, the schema hidden in the
+		// errors of those callers.
+		res := w.h.engine.Run(w.ctx, *env, req)
+		defer res.Release()
+		return w.sendErrors(id, res.Errors)
 	}
 	if !IsSubscription(env.Schema, req) {
 		// A query or mutation: its answer, then complete.

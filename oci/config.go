@@ -31,23 +31,30 @@ type Config struct {
 	// must be before garbage collection removes it: younger ones may
 	// belong to a push still in progress, on this process or another.
 	GCGrace time.Duration
-	// UploadMaxAge is how long an unfinished upload is kept before
-	// garbage collection removes it.
+	// UploadMaxAge is how long an unfinished upload is kept after it last
+	// received data before it is swept as aborted (uploads.go).
 	UploadMaxAge time.Duration
+	// UploadSweepInterval is how often SweepUploadsEvery looks for aborted
+	// uploads: one is removed at most UploadMaxAge + UploadSweepInterval
+	// after its last write.
+	UploadSweepInterval time.Duration
 }
 
 // DefaultConfig returns 1 GiB per upload request, 30 minutes per
 // transfer, 4 GiB decompressed per inspected image, the package bounds of
 // fn.DefaultPackagesConfig, and a garbage collection that spares the last
-// hour's blobs and the last day's unfinished uploads.
+// hour's blobs, and a sweep every 15 minutes of the uploads that received
+// nothing for 45 minutes (so an aborted upload is gone within the hour;
+// a monolithic upload's one request may last TransferTimeout, 30 minutes).
 func DefaultConfig() Config {
 	return Config{
-		MaxRequestBytes: 1 << 30,
-		TransferTimeout: 30 * time.Minute,
-		MaxImageBytes:   4 << 30,
-		Packages:        fn.DefaultPackagesConfig(),
-		GCGrace:         time.Hour,
-		UploadMaxAge:    24 * time.Hour,
+		MaxRequestBytes:     1 << 30,
+		TransferTimeout:     30 * time.Minute,
+		MaxImageBytes:       4 << 30,
+		Packages:            fn.DefaultPackagesConfig(),
+		GCGrace:             time.Hour,
+		UploadMaxAge:        45 * time.Minute,
+		UploadSweepInterval: 15 * time.Minute,
 	}
 }
 
@@ -67,6 +74,9 @@ func (c Config) validate() error {
 	}
 	if c.GCGrace < 0 || c.UploadMaxAge < 0 {
 		errs = append(errs, errors.New("GCGrace and UploadMaxAge must not be negative"))
+	}
+	if c.UploadSweepInterval <= 0 {
+		errs = append(errs, fmt.Errorf("UploadSweepInterval must be positive, got %s", c.UploadSweepInterval))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("oci: invalid config: %w", err)

@@ -97,10 +97,15 @@
 //
 // Collect removes the manifests no tag reaches any more (the images a tag
 // pointed at before it was overwritten or deleted), the blobs no manifest
-// references, and uploads left unfinished for a day. Blobs and untagged
-// manifests younger than the grace (an hour) are kept, so that a push in
-// progress on any process loses nothing. cored collects every six hours;
-// POST /admin/v1/registry/gc collects now (and tells what it removed).
+// references, and aborted uploads. Blobs and untagged manifests younger
+// than the grace (an hour) are kept, so that a push in progress on any
+// process loses nothing. cored collects every six hours; POST
+// /admin/v1/registry/gc collects now (and tells what it removed).
+//
+// Aborted uploads are swept on their own, every 15 minutes
+// (SweepUploads): an unfinished upload that received nothing for 45
+// minutes is removed, so what an abandoned push sent is gone within an
+// hour of its last byte, while a slow upload that keeps sending stays.
 //
 // # Bounds
 //

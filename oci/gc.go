@@ -60,7 +60,8 @@ func revisionPath(repo string, d digest.Digest) string {
 //     deleted);
 //   - blobs neither marked nor young are removed, with the repositories'
 //     links to them;
-//   - uploads not finished within Config.UploadMaxAge are removed.
+//   - uploads that received nothing for Config.UploadMaxAge are removed
+//     (SweepUploads, which also runs on its own, more often).
 //
 // Blobs are shared by every app (by digest), so one collection covers
 // the whole registry. The grace is what makes it safe to run while
@@ -211,14 +212,12 @@ func (r *Registry) Collect(ctx context.Context, opts GCOptions) (GCReport, error
 		}
 	}
 
-	purged, errs := storage.PurgeUploads(ctx, r.driver, time.Now().Add(-r.cfg.UploadMaxAge), !rep.DryRun)
-	rep.UploadsPurged = len(purged)
-	for _, err := range errs {
-		if !isPathNotFound(err) {
-			return rep, fmt.Errorf("oci: purging uploads: %w", err)
-		}
+	if rep.DryRun {
+		return rep, nil
 	}
-	return rep, nil
+	purged, err := r.SweepUploads(ctx, time.Now())
+	rep.UploadsPurged = purged
+	return rep, err
 }
 
 // markManifest marks a manifest and, recursively, what it references.

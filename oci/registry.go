@@ -21,6 +21,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/corehq/core/fn"
+	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/oci/docfs"
 	"github.com/corehq/core/store"
 )
@@ -48,6 +49,11 @@ type Registry struct {
 	pk        Publisher
 	tokens    *Tokens
 	adminHash [32]byte
+
+	// sealer keeps uploadSecret sealed in the store; uploadSecret signs
+	// the states of uploads in progress (distribution's HTTP secret).
+	sealer       Sealer
+	uploadSecret string
 
 	driver storagedriver.StorageDriver
 	app    *handlers.App          // the OCI Distribution API
@@ -89,15 +95,16 @@ func (driverFactory) Create(_ context.Context, params map[string]any) (storagedr
 
 // New returns the registry over st, publishing the functions of
 // JavaScript images through pk, admitting the admin token whose SHA-256
-// is adminHash and the publishing tokens of Tokens. Close it when done.
-func New(ctx context.Context, cfg Config, st store.Store, pk Publisher, adminHash [32]byte) (*Registry, error) {
+// is adminHash and the publishing tokens of Tokens, keeping its upload
+// secret sealed by sealer. Close it when done.
+func New(ctx context.Context, cfg Config, st store.Store, pk Publisher, adminHash [32]byte, sealer Sealer) (*Registry, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if st == nil || pk == nil {
-		return nil, errors.New("oci: New needs a store and a publisher")
+	if st == nil || pk == nil || sealer == nil {
+		return nil, errors.New("oci: New needs a store, a publisher and a sealer")
 	}
-	secret, err := uploadSecret(ctx, st)
+	secret, err := uploadSecret(ctx, st, sealer)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +118,7 @@ func New(ctx context.Context, cfg Config, st store.Store, pk Publisher, adminHas
 		_ = app.Shutdown()
 		return nil, fmt.Errorf("oci: %w", err)
 	}
-	return &Registry{cfg: cfg, st: st, pk: pk, tokens: NewTokens(st), adminHash: adminHash, driver: d, app: app, ns: ns}, nil
+	return &Registry{cfg: cfg, st: st, pk: pk, sealer: sealer, uploadSecret: secret, tokens: NewTokens(st), adminHash: adminHash, driver: d, app: app, ns: ns}, nil
 }
 
 // newApp builds distribution's HTTP application on driver d: deletes
@@ -148,26 +155,75 @@ func newApp(d storagedriver.StorageDriver, secret string) (app *handlers.App, er
 	return handlers.NewApp(context.Background(), conf), nil
 }
 
+// Sealer seals the upload secret in the store (keyring.Keeper is one):
+// its keys live outside the store, so a copy of the store does not hold
+// the secret.
+type Sealer interface {
+	Seal(plain []byte, aad string) string
+	Open(sealed, aad string) (plain []byte, current bool, err error)
+}
+
+// uploadAAD binds the sealed upload secret to its place.
+const uploadAAD = "core registry upload secret"
+
 // uploadSecret reads the shared secret, making it on the first start.
 // Processes making it at once agree on the first one stored
-// (store.CreateDoc).
-func uploadSecret(ctx context.Context, st store.Store) (string, error) {
+// (store.CreateDoc). It is kept sealed: one sealed with an older key, or
+// stored in clear by a version before the key ring, is stored again
+// sealed with the active key (the same secret, so uploads in progress on
+// other processes go on); one that no longer opens (its key was retired
+// first) is replaced by a new one, which ends the uploads in progress.
+func uploadSecret(ctx context.Context, st store.Store, sealer Sealer) (string, error) {
 	raw, err := st.GetDoc(ctx, docService, keyUploadSecret)
-	if err == nil {
-		return string(raw), nil
-	}
-	if !errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", fmt.Errorf("oci: making the upload secret: %w", err)
+		}
+		fresh := sealer.Seal([]byte(hex.EncodeToString(b[:])), uploadAAD)
+		if raw, err = st.CreateDoc(ctx, docService, keyUploadSecret, []byte(fresh)); err != nil {
+			return "", fmt.Errorf("oci: storing the upload secret: %w", err)
+		}
+	} else if err != nil {
 		return "", fmt.Errorf("oci: reading the upload secret: %w", err)
 	}
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("oci: making the upload secret: %w", err)
+	if !keyring.IsSealed(string(raw)) { // in clear, from an older version
+		return string(raw), putUploadSecret(ctx, st, sealer, raw)
 	}
-	raw, err = st.CreateDoc(ctx, docService, keyUploadSecret, []byte(hex.EncodeToString(b[:])))
+	plain, current, err := sealer.Open(string(raw), uploadAAD)
 	if err != nil {
-		return "", fmt.Errorf("oci: storing the upload secret: %w", err)
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", fmt.Errorf("oci: making the upload secret: %w", err)
+		}
+		plain, current = []byte(hex.EncodeToString(b[:])), false
 	}
-	return string(raw), nil
+	if !current {
+		return string(plain), putUploadSecret(ctx, st, sealer, plain)
+	}
+	return string(plain), nil
+}
+
+func putUploadSecret(ctx context.Context, st store.Store, sealer Sealer, plain []byte) error {
+	if err := st.PutDoc(ctx, docService, keyUploadSecret, []byte(sealer.Seal(plain, uploadAAD))); err != nil {
+		return fmt.Errorf("oci: storing the upload secret: %w", err)
+	}
+	return nil
+}
+
+// Reseal stores the registry's upload secret again, sealed with the
+// active key, unless the store holds it sealed with that key already: the
+// running registry keeps the secret it started with (every process on the
+// store agreed on it), and a key ring change must not leave it sealed
+// with a key about to be retired.
+func (r *Registry) Reseal(ctx context.Context) error {
+	raw, err := r.st.GetDoc(ctx, docService, keyUploadSecret)
+	if err == nil && keyring.IsSealed(string(raw)) {
+		if _, current, err := r.sealer.Open(string(raw), uploadAAD); err == nil && current {
+			return nil
+		}
+	}
+	return putUploadSecret(ctx, r.st, r.sealer, []byte(r.uploadSecret))
 }
 
 // Close stops the registry.

@@ -6,7 +6,9 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/corehq/core/auth"
 	"github.com/corehq/core/server"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
@@ -26,9 +28,16 @@ func TestTrustedProxies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		env := servertest.Start(t, servertest.WithConfig(func(c *server.Config) { c.TrustedProxies = prefixes }))
+		// Small hashing parameters: the test is about the throttle, and
+		// its count must fit in one minute's window.
+		env := servertest.Start(t, servertest.WithConfig(func(c *server.Config) { c.TrustedProxies = prefixes }),
+			servertest.WithArgon2(auth.Argon2{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}))
 		env.PutRelease("notes", "v1", "type Note { text: String }")
 		env.CreateInstance("notes.test", "notes", "v1", tenant.Settings{})
+		// The throttle's windows are aligned to the clock: start at one's
+		// start, so that none ends mid-count.
+		now := env.Accounts.Now()
+		env.Accounts.Shift(now.Truncate(time.Minute).Add(time.Minute).Sub(now))
 		login := func(n int, headers map[string]string) int {
 			h := map[string]string{tenant.Header: "notes.test"}
 			for k, v := range headers {

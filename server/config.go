@@ -32,6 +32,12 @@ type Config struct {
 	// headers are believed for the client's address (clientip.go); none
 	// by default.
 	TrustedProxies []netip.Prefix
+	// ConsoleAddr, when set, puts the web console on a listener of its
+	// own (ServeConsole; cored serve --console-addr), an origin that
+	// serves no tenant's content: the console, the admin API and /graphql
+	// it calls, and the health probes. Addr then does not serve /console/.
+	// Empty: the console is served on Addr.
+	ConsoleAddr string
 	// AdminTokenHash is the SHA-256 of the admin token (admin.SetupToken).
 	// The zero value lets no request into /admin/v1.
 	AdminTokenHash [32]byte

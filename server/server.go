@@ -34,6 +34,10 @@ type Server struct {
 	opts   options
 	echo   *echo.Echo
 	http   *http.Server
+	// console and consoleHTTP serve the console's own listener when
+	// Config.ConsoleAddr is set; nil otherwise.
+	console     *echo.Echo
+	consoleHTTP *http.Server
 }
 
 // Option adds to what New builds.
@@ -85,35 +89,17 @@ func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Directory, 
 		opt(&o)
 	}
 	s := &Server{cfg: cfg, log: logger, st: st, reg: reg, engine: engine, opts: o}
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	// The client address is the connection's, or what a trusted proxy in
-	// front says it is (clientip.go): login throttling keys on it.
-	e.IPExtractor = clientIP(cfg.TrustedProxies)
-	e.HTTPErrorHandler = s.handleError
-	// Outermost first: the request id is known to the log line, the log
-	// line sees the status a recovered panic answers, and the body limit
-	// applies to every handler.
-	e.Use(requestID, s.logRequests)
-	if o.metrics != nil {
-		e.Use(o.metrics.Middleware)
-	}
-	e.Use(s.recoverPanics, s.limitBody(cfg.BodyLimit), s.deadline(cfg.RequestTimeout))
-	s.echo = e
+	s.echo = s.newEcho(o.metrics)
 	s.routes()
 	for _, mount := range o.routes {
-		mount(e)
+		mount(s.echo)
 	}
-	// net/http reports connection-level trouble (TLS, hijack, panics it
-	// recovers itself) through its ErrorLog: keep it in the JSON log.
-	errorLog, _ := zap.NewStdLogAt(logger.Named("http"), zap.WarnLevel) // fails only for an invalid level
-	s.http = &http.Server{
-		Handler:           e,
-		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		ReadTimeout:       cfg.ReadTimeout,
-		WriteTimeout:      cfg.WriteTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
-		ErrorLog:          errorLog,
+	s.http = s.newHTTP(s.echo)
+	if cfg.ConsoleAddr != "" {
+		s.console = s.newEcho(o.metrics)
+		s.consoleRoutes()
+		s.consoleHTTP = s.newHTTP(s.console)
+		s.consoleHTTP.RegisterOnShutdown(engine.CloseStreams)
 	}
 	// Subscriptions never end by themselves: a shutdown ends them, so
 	// that the drain waits only for ordinary requests.
@@ -121,22 +107,46 @@ func New(cfg Config, logger *zap.Logger, st store.Store, reg *tenant.Directory, 
 	return s
 }
 
+// newEcho returns an echo with the server's error handler, client
+// address and middleware, and no routes.
+func (s *Server) newEcho(m *metrics.Metrics) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	// The client address is the connection's, or what a trusted proxy in
+	// front says it is (clientip.go): login throttling keys on it.
+	e.IPExtractor = clientIP(s.cfg.TrustedProxies)
+	e.HTTPErrorHandler = s.handleError
+	// Outermost first: the request id is known to the log line, the log
+	// line sees the status a recovered panic answers, and the body limit
+	// applies to every handler.
+	e.Use(requestID, s.logRequests)
+	if m != nil {
+		e.Use(m.Middleware)
+	}
+	e.Use(s.recoverPanics, s.limitBody(s.cfg.BodyLimit), s.deadline(s.cfg.RequestTimeout))
+	return e
+}
+
+// newHTTP returns the net/http server of h, with the configured bounds.
+func (s *Server) newHTTP(h http.Handler) *http.Server {
+	// net/http reports connection-level trouble (TLS, hijack, panics it
+	// recovers itself) through its ErrorLog: keep it in the JSON log.
+	errorLog, _ := zap.NewStdLogAt(s.log.Named("http"), zap.WarnLevel) // fails only for an invalid level
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		ErrorLog:          errorLog,
+	}
+}
+
 // routes mounts every door of the service.
 func (s *Server) routes() {
 	e := s.echo
-	e.GET("/healthz", s.healthz)
-	e.GET("/readyz", s.readyz)
-
-	// Every admin route is behind the admin token: admin.Routes mounts
-	// nothing without it.
-	adminAPI := admin.Mount(e, s.cfg.AdminTokenHash)
-	admin.New(s.reg).Register(adminAPI)
-	admin.NewUsage(s.reg, s.engine.Meter()).Register(adminAPI)
-	if s.opts.hasFunctions {
-		admin.NewFunctions(s.reg, s.opts.fnPackages, s.opts.fnLogs).Register(adminAPI)
-	}
+	s.operatorRoutes(e)
 	if r := s.opts.images; r != nil {
-		admin.NewOCI(r.Tokens(), r, r).Register(adminAPI)
 		r.Register(e)
 	}
 
@@ -151,8 +161,45 @@ func (s *Server) routes() {
 	webhook.New(wcfg, s.engine).Register(e)
 
 	// The web console: static files only, the same to everyone; the page
-	// calls the doors above with the tokens the person gives it.
+	// calls the doors above with the tokens the person gives it. On a
+	// listener of its own when ConsoleAddr is set (consoleRoutes).
+	if s.cfg.ConsoleAddr == "" {
+		console.New().Register(e)
+	}
+}
+
+// operatorRoutes mounts the health probes and the admin API.
+func (s *Server) operatorRoutes(e *echo.Echo) {
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+
+	// Every admin route is behind the admin token: admin.Routes mounts
+	// nothing without it.
+	adminAPI := admin.Mount(e, s.cfg.AdminTokenHash)
+	admin.New(s.reg).Register(adminAPI)
+	admin.NewUsage(s.reg, s.engine.Meter()).Register(adminAPI)
+	if s.opts.hasFunctions {
+		admin.NewFunctions(s.reg, s.opts.fnPackages, s.opts.fnLogs).Register(adminAPI)
+	}
+	if r := s.opts.images; r != nil {
+		admin.NewOCI(r.Tokens(), r, r).Register(adminAPI)
+	}
+}
+
+// consoleRoutes mounts the console's own listener: the console, the
+// admin API and /graphql that its pages call (so that they stay on one
+// origin, with no CORS), and the health probes. Nothing of a tenant's
+// content is served there: no webhooks, no REST, no image registry. The
+// console's "send test" of a webhook is answered with a 404 saying where
+// webhooks are.
+func (s *Server) consoleRoutes() {
+	e := s.console
+	s.operatorRoutes(e)
+	gql.NewHandler(s.engine).Register(e)
 	console.New().Register(e)
+	e.Any("/webhook/*", func(c echo.Context) error {
+		return errcode.New(errcode.NotFound, "webhooks are served on the service's main listener, not on the console's")
+	})
 }
 
 // deadline gives every request but the image registry's a context that
@@ -203,6 +250,15 @@ func (s *Server) limitBody(limit int64) echo.MiddlewareFunc {
 // Handler returns the routes as an http.Handler, for in-process use.
 func (s *Server) Handler() http.Handler { return s.echo }
 
+// ConsoleHandler returns the routes of the console's own listener, nil
+// unless Config.ConsoleAddr is set.
+func (s *Server) ConsoleHandler() http.Handler {
+	if s.console == nil {
+		return nil
+	}
+	return s.console
+}
+
 // Start listens on Config.Addr and serves like Serve.
 func (s *Server) Start(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
@@ -216,8 +272,21 @@ func (s *Server) Start(ctx context.Context) error {
 // and waits up to Config.ShutdownTimeout for the requests in flight to
 // finish. It returns nil after a complete drain. A Server serves once.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return s.serve(ctx, s.http, ln)
+}
+
+// ServeConsole serves the console's own listener (Config.ConsoleAddr) on
+// ln as Serve does; without a ConsoleAddr it is an error.
+func (s *Server) ServeConsole(ctx context.Context, ln net.Listener) error {
+	if s.consoleHTTP == nil {
+		return errors.New("server: the console has no listener of its own (Config.ConsoleAddr is empty)")
+	}
+	return s.serve(ctx, s.consoleHTTP, ln)
+}
+
+func (s *Server) serve(ctx context.Context, hs *http.Server, ln net.Listener) error {
 	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(ln) }()
+	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("server: %w", err)
@@ -225,12 +294,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
-	err := s.http.Shutdown(sctx)
+	err := hs.Shutdown(sctx)
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}
 	if err != nil {
-		s.http.Close()
+		hs.Close()
 		return fmt.Errorf("server: draining: %w", err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/store/bolt"
 	"github.com/corehq/core/tenant"
 )
@@ -33,7 +34,7 @@ func slowServer(t *testing.T, cfg Config) (s *Server, entered, release chan stru
 		t.Fatal(err)
 	}
 	entered, release = make(chan struct{}), make(chan struct{})
-	accounts := auth.NewAccounts([]byte("server test session secret of 32 bytes"))
+	accounts := auth.NewAccounts(keyring.Hold(keyring.Generate()))
 	s = New(cfg, zap.NewNop(), st, reg, gql.NewEngine(gql.DefaultConfig(), st, reg, accounts, zap.NewNop()), WithRoutes(func(e *echo.Echo) {
 		e.GET("/slow", func(c echo.Context) error {
 			close(entered)

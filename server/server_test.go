@@ -18,6 +18,7 @@ import (
 
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/server"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/store"
@@ -91,7 +92,7 @@ func TestReadyz(t *testing.T) {
 	defer st.Close()
 	ps := &pingStore{Store: st}
 	reg := tenant.NewDirectory(ps)
-	accounts := auth.NewAccounts([]byte("server test session secret of 32 bytes"))
+	accounts := auth.NewAccounts(keyring.Hold(keyring.Generate()))
 	engine := gql.NewEngine(gql.DefaultConfig(), ps, reg, accounts, zap.NewNop())
 	h := server.New(server.DefaultConfig(), zap.NewNop(), ps, reg, engine).Handler()
 	get := func() (int, map[string]any) {

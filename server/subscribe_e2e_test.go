@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -186,4 +187,106 @@ func openEventStream(t *testing.T, guard context.Context, url, token, query stri
 		t.Fatalf("subscribing over an event stream: status %d", resp.StatusCode)
 	}
 	return resp
+}
+
+// A grant written through one server reaches the subscriptions open on
+// another at their next event, as the grant reaches that server's finds:
+// the change feed that carries the record's change carries the grant's
+// first, and the subscriber's server reads its grants again on seeing it,
+// instead of serving the snapshot it read a moment before (a find then
+// would answer better on its next request; a subscription event decided on
+// the stale snapshot would be lost for good). Each round: bob finds on the
+// reader (its grants are read then), ada grants on the writer, then writes
+// the record, then bob receives it; ada revokes, writes the record again
+// (not delivered) and bob's own book is the next event. Two servers on one
+// MongoDB database, each with its own store handle, as two cored processes.
+func TestGrantElsewhereReachesOpenSubscriptions(t *testing.T) {
+	t.Parallel()
+	uri, db := mongotest.Database(t)
+	open := func() store.Store {
+		st, err := mongo.Open(context.Background(), mongotest.Config(uri, db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	writer := servertest.Start(t, servertest.WithStore(open()))
+	reader := servertest.Start(t, servertest.WithStore(open()))
+	writer.PutRelease("bookstore", "v1", bookstoreSDL)
+	token := writer.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	if _, err := reader.Directory.Refresh(context.Background()); err != nil { // what its watch does every interval
+		t.Fatal(err)
+	}
+	must := func(env *servertest.Env, who, query string, vars map[string]any) map[string]any {
+		t.Helper()
+		status, out := env.GraphQL("books.test", who, query, vars)
+		if status != http.StatusOK || out["errors"] != nil {
+			t.Fatalf("%s: %d %v", query, status, out)
+		}
+		return out["data"].(map[string]any)
+	}
+	account := func(name string) (id, session string) {
+		d := must(writer, token, `mutation($v: AccountInput!) { createAccount(value: $v) { id } }`,
+			map[string]any{"v": map[string]any{"username": name, "password": map[string]any{"value": "correct horse battery"}}})
+		id = d["createAccount"].(map[string]any)["id"].(string)
+		d = must(writer, "", `query($u: String!) { login(username: $u, password: "correct horse battery") { sessionToken } }`, map[string]any{"u": name})
+		return id, d["login"].(map[string]any)["sessionToken"].(string)
+	}
+	_, ada := account("ada")
+	bobID, bob := account("bob")
+	upsert := func(who, typ string, v map[string]any) string {
+		d := must(writer, who, `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`, map[string]any{"v": map[string]any{typ: v}})
+		return d["upsert"].([]any)[0].(map[string]any)["id"].(string)
+	}
+	a1 := upsert(ada, "Book", map[string]any{"title": "a1"})
+
+	guard, stop := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard only
+	defer stop()
+	resp := openEventStream(t, guard, reader.URL+"/graphql", bob, `subscription { subscribe(type: Book) { op id node { ... on Book { title } } } }`)
+	r := bufio.NewReader(resp.Body)
+	next := func() (op, id, title string) {
+		t.Helper()
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("bob's stream: %v", err)
+			}
+			data, ok := strings.CutPrefix(line, "data: ")
+			if !ok {
+				continue
+			}
+			var ev struct {
+				Data struct {
+					Subscribe struct {
+						Op, ID string
+						Node   struct{ Title string }
+					}
+				}
+			}
+			if err := json.Unmarshal([]byte(data), &ev); err != nil {
+				t.Fatal(err)
+			}
+			s := ev.Data.Subscribe
+			return s.Op, s.ID, s.Node.Title
+		}
+	}
+	for round := range 4 {
+		// The reader's grants are read now: a snapshot that would serve
+		// on for a second.
+		must(reader, bob, `{ find(type: Book, arcql: "*") { edges { cursor } } }`, nil)
+		grant := upsert(ada, "AccessRight", map[string]any{"resource": a1, "resourceType": "Book", "operationType": "Query", "operation": "get",
+			"permissionType": "RBP", "members": []any{map[string]any{"core": map[string]any{"id": bobID}}}})
+		title := fmt.Sprintf("a1 round %d", round)
+		upsert(ada, "Book", map[string]any{"core": map[string]any{"id": a1}, "title": title})
+		if op, id, got := next(); op != "UPDATED" || id != a1 || got != title {
+			t.Fatalf("round %d, after the grant: %s %s %q, want UPDATED %s %q", round, op, id, got, a1, title)
+		}
+		must(writer, ada, `mutation($q: String!) { delete(type: AccessRight, arcql: $q) }`, map[string]any{"q": `core.id = "` + grant + `"`})
+		upsert(ada, "Book", map[string]any{"core": map[string]any{"id": a1}, "title": title + " private"})
+		own := upsert(bob, "Book", map[string]any{"title": fmt.Sprintf("b%d", round)})
+		if op, id, _ := next(); op != "CREATED" || id != own {
+			t.Fatalf("round %d, after the revocation: %s %s, want bob's own CREATED %s", round, op, id, own)
+		}
+	}
 }

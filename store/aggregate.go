@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/corehq/core/store/arcql"
@@ -38,26 +39,77 @@ type AggQuery struct {
 	// store that reads values from an index, where numbers are float64,
 	// gives those back as int64, as the records hold them.
 	Ints []string
-	// MaxGroups and MaxDistinct bound the memory of one aggregation: the
-	// groups it holds and the distinct values it holds over all groups (0:
-	// DefaultMaxGroups, DefaultMaxDistinct). Past either, Add fails with
-	// a *BoundError.
+	// MaxGroups, MaxDistinct and MaxBytes bound one aggregation: the
+	// groups it holds, the distinct values it holds over all groups, and
+	// the bytes its groups and values hold, as the accumulator estimates
+	// them (0: DefaultMaxGroups, DefaultMaxDistinct, DefaultMaxBytes).
+	// Each is checked as a group or a value is added, before it is kept:
+	// past one, Add fails with a *BoundError and holds no more.
 	MaxGroups, MaxDistinct int
+	MaxBytes               int64
+	// Shared, when set, is the memory all the process's aggregations may
+	// hold at once; an aggregation takes its bytes from it as it grows
+	// and gives them back when its accumulator is released. Past it, Add
+	// fails with ErrAggregateMemory.
+	Shared *AggMemory
 }
 
-// The default bounds of one aggregation's memory. A group of a count and
-// one field's aggregates holds about 560 bytes (BenchmarkAccumulator), so
-// 100,000 groups about 54 MiB; a distinct value a map entry and its text.
+// The default bounds of one aggregation. A group of a count and one
+// field's aggregates holds about 560 bytes (BenchmarkAccumulator), a
+// distinct value a map entry, its value and its text (more in a group's
+// first values: a map's first slots): the byte bound, not the count of
+// groups, is what stops groups of several aggregated fields or of
+// distinct values. 32 MiB of groups is about 100 MiB of heap at the
+// collector's target (cored's GOGC 200), still under the audit's 200 MB.
 const (
-	DefaultMaxGroups   = 100_000
-	DefaultMaxDistinct = 500_000
+	DefaultMaxGroups         = 100_000
+	DefaultMaxDistinct       = 500_000
+	DefaultMaxBytes    int64 = 32 << 20
 )
+
+// GroupBound is the most groups q may hold (MaxGroups or its default).
+func (q *AggQuery) GroupBound() int {
+	if q.MaxGroups > 0 {
+		return q.MaxGroups
+	}
+	return DefaultMaxGroups
+}
 
 // BoundError: an aggregation would hold more groups or distinct values
 // than its bounds allow. The message is for the client.
 type BoundError struct{ Msg string }
 
 func (e *BoundError) Error() string { return e.Msg }
+
+// ErrAggregateMemory: the aggregations running at once hold the memory
+// the process allows them all (AggMemory); the aggregation was stopped
+// and may be tried again when they end.
+var ErrAggregateMemory = errors.New("store: aggregations hold the memory the server allows them")
+
+// AggMemory is the memory the aggregations of a process may hold at once,
+// in the bytes their accumulators estimate. Safe for concurrent use.
+type AggMemory struct {
+	max  int64
+	used atomic.Int64
+}
+
+// NewAggMemory returns a budget of max bytes over all aggregations.
+func NewAggMemory(max int64) *AggMemory { return &AggMemory{max: max} }
+
+// Max is the budget's size in bytes.
+func (m *AggMemory) Max() int64 { return m.max }
+
+// Used is what the aggregations running now hold of it.
+func (m *AggMemory) Used() int64 { return m.used.Load() }
+
+// take reserves n bytes, or none when they would pass the budget.
+func (m *AggMemory) take(n int64) bool {
+	if m.used.Add(n) > m.max {
+		m.used.Add(-n)
+		return false
+	}
+	return true
+}
 
 // AggField asks for the aggregates of one scalar field (or core.created,
 // core.updated): count, sum, avg, min and max always (cheap); Distinct
@@ -191,33 +243,92 @@ func (q *AggQuery) ReadFields() []string {
 
 // Accumulator computes an AggQuery's groups from the records a store
 // streams to it, in one pass: it holds one Group per distinct key (and the
-// distinct values asked for), never the records. Not safe for concurrent
-// use.
+// distinct values asked for), never the records. Every group and distinct
+// value is counted against the query's bounds before it is kept, so an
+// aggregation past them stops at the bound, not after building what
+// passes it. Not safe for concurrent use.
 type Accumulator struct {
 	q                      *AggQuery
 	groups                 map[string]*Group
 	key                    strings.Builder
 	keys                   []any
 	maxGroups, maxDistinct int
-	distinct               int // distinct values held, over all groups
+	maxBytes               int64
+	distinct               int   // distinct values held, over all groups
+	bytes                  int64 // estimated bytes held by groups and values
+	reserved               int64 // bytes taken from q.Shared
 }
 
-// NewAccumulator returns an empty accumulator for q.
+// NewAccumulator returns an empty accumulator for q. The caller calls
+// Groups, or Release when it stops early, so that the bytes taken from
+// q.Shared are given back.
 func NewAccumulator(q *AggQuery) *Accumulator {
 	a := &Accumulator{q: q, groups: map[string]*Group{}, keys: make([]any, len(q.GroupBy)),
-		maxGroups: q.MaxGroups, maxDistinct: q.MaxDistinct}
-	if a.maxGroups <= 0 {
-		a.maxGroups = DefaultMaxGroups
-	}
+		maxGroups: q.GroupBound(), maxDistinct: q.MaxDistinct, maxBytes: q.MaxBytes}
 	if a.maxDistinct <= 0 {
 		a.maxDistinct = DefaultMaxDistinct
+	}
+	if a.maxBytes <= 0 {
+		a.maxBytes = DefaultMaxBytes
 	}
 	return a
 }
 
+// The accumulator's estimates of what it holds, fitted to the heap that
+// groups of each shape held (TestAccumulatorMemory; Go 1.26, amd64): a
+// group with its entry in the groups map, its key values and its map of
+// field aggregates; each field's aggregates; a distinct value's map entry
+// (beside its text, counted twice: the canonical text and the value); and
+// the first slots of a group's map of distinct values.
+const (
+	groupBytes       = 200
+	fieldBytes       = 380
+	distinctBytes    = 80
+	distinctMapBytes = 140
+)
+
+// reserveChunk is how much of q.Shared an accumulator takes at a time.
+const reserveChunk = 256 << 10
+
+// grow counts n more bytes held, failing when they pass the query's
+// bound or the shared budget.
+func (a *Accumulator) grow(n int64) error {
+	if a.bytes+n > a.maxBytes {
+		return &BoundError{fmt.Sprintf("aggregate: its groups and distinct values would hold more than %s; narrow where, group by fewer or coarser keys, or leave out distinct", sizeText(a.maxBytes))}
+	}
+	a.bytes += n
+	for a.q.Shared != nil && a.bytes > a.reserved {
+		if !a.q.Shared.take(reserveChunk) {
+			return fmt.Errorf("%w (%s at once)", ErrAggregateMemory, sizeText(a.q.Shared.max))
+		}
+		a.reserved += reserveChunk
+	}
+	return nil
+}
+
+// sizeText is n bytes as a bound's message names them.
+func sizeText(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// Release gives back what the accumulator took of q.Shared and drops its
+// groups; the accumulator takes no more records. Calling it again does
+// nothing.
+func (a *Accumulator) Release() {
+	if a.q.Shared != nil && a.reserved > 0 {
+		a.q.Shared.used.Add(-a.reserved)
+	}
+	a.reserved = 0
+	a.groups = nil
+}
+
 // Add counts one record; the caller has applied the filter and the trash
-// rule. It fails with a *BoundError, and the caller stops, when the
-// record would make one group or distinct value more than the bounds.
+// rule. It fails with a *BoundError (or ErrAggregateMemory), and the
+// caller stops, when the record would make one group, distinct value or
+// byte more than the bounds; what would pass them is not kept.
 func (a *Accumulator) Add(r *Record) error {
 	for i, k := range a.q.GroupBy {
 		v := recordValue(r, k.Field)
@@ -233,12 +344,39 @@ func (a *Accumulator) Add(r *Record) error {
 	g.Count++
 	for _, f := range a.q.Fields {
 		fa := g.Fields[f.Field]
-		before := len(fa.values)
-		fa.add(recordValue(r, f.Field), &a.key)
-		if a.distinct += len(fa.values) - before; a.distinct > a.maxDistinct {
-			return &BoundError{fmt.Sprintf("aggregate: more than %d distinct values; narrow where, or leave out distinct", a.maxDistinct)}
+		v := recordValue(r, f.Field)
+		if v != nil && fa.Distinct {
+			if err := a.addDistinct(fa, v); err != nil {
+				return err
+			}
 		}
+		fa.add(v)
 	}
+	return nil
+}
+
+// addDistinct keeps v among fa's distinct values, within the bounds.
+func (a *Accumulator) addDistinct(fa *FieldAggs, v any) error {
+	a.key.Reset()
+	canonical(&a.key, v)
+	if _, ok := fa.values[a.key.String()]; ok {
+		return nil
+	}
+	if a.distinct >= a.maxDistinct {
+		return &BoundError{fmt.Sprintf("aggregate: more than %d distinct values; narrow where, or leave out distinct", a.maxDistinct)}
+	}
+	n := distinctBytes + 2*int64(a.key.Len())
+	if fa.values == nil {
+		n += distinctMapBytes
+	}
+	if err := a.grow(n); err != nil {
+		return err
+	}
+	if fa.values == nil {
+		fa.values = map[string]any{}
+	}
+	fa.values[a.key.String()] = v
+	a.distinct++
 	return nil
 }
 
@@ -257,9 +395,12 @@ func (a *Accumulator) AddCount(keys []any, n int) error {
 	return nil
 }
 
-// group returns the group of the key values, made (within the bound on
-// groups) when it is new.
+// group returns the group of the key values, made (within the bounds on
+// groups and bytes) when it is new.
 func (a *Accumulator) group(keys []any) (*Group, error) {
+	if a.groups == nil {
+		return nil, fmt.Errorf("%w: the accumulator was released", ErrAggregate)
+	}
 	a.key.Reset()
 	for _, v := range keys {
 		canonical(&a.key, v)
@@ -271,13 +412,14 @@ func (a *Accumulator) group(keys []any) (*Group, error) {
 	if len(a.groups) >= a.maxGroups {
 		return nil, &BoundError{fmt.Sprintf("aggregate: more than %d groups; narrow where, or group by fewer or coarser keys", a.maxGroups)}
 	}
+	// The key's text is held twice: the map's key, and the key values
+	// (strings share the record's text, which the group now keeps).
+	if err := a.grow(groupBytes + 2*int64(a.key.Len()) + fieldBytes*int64(len(a.q.Fields))); err != nil {
+		return nil, err
+	}
 	g := &Group{Keys: slices.Clone(keys), Fields: make(map[string]*FieldAggs, len(a.q.Fields))}
 	for _, f := range a.q.Fields {
-		fa := &FieldAggs{Distinct: f.Distinct}
-		if f.Distinct {
-			fa.values = map[string]any{}
-		}
-		g.Fields[f.Field] = fa
+		g.Fields[f.Field] = &FieldAggs{Distinct: f.Distinct}
 	}
 	a.groups[a.key.String()] = g
 	return g, nil
@@ -294,7 +436,9 @@ func recordValue(r *Record, field string) any {
 	return r.Fields[field]
 }
 
-func (fa *FieldAggs) add(v any, scratch *strings.Builder) {
+// add counts v in the aggregates other than the distinct ones
+// (Accumulator.addDistinct).
+func (fa *FieldAggs) add(v any) {
 	if v == nil {
 		return
 	}
@@ -314,11 +458,6 @@ func (fa *FieldAggs) add(v any, scratch *strings.Builder) {
 		fa.sum += n
 		fa.nums++
 	}
-	if fa.values != nil {
-		scratch.Reset()
-		canonical(scratch, v)
-		fa.values[scratch.String()] = v
-	}
 }
 
 func (fa *FieldAggs) addInt(n int64) {
@@ -335,7 +474,7 @@ func (fa *FieldAggs) addInt(n int64) {
 // finish computes the sums and averages.
 func (fa *FieldAggs) finish() {
 	fa.Sum, fa.Avg = sumAvg(fa.nums, fa.ints, fa.isum, fa.sum, fa.intOverflow)
-	if fa.values == nil {
+	if !fa.Distinct {
 		return
 	}
 	fa.CountDist = len(fa.values)
@@ -402,8 +541,14 @@ func canonical(b *strings.Builder, v any) {
 
 // Groups returns the query's groups: finished, kept by Having, ordered by
 // the group keys, after After and at most First of them. A query without
-// GroupBy has exactly one group, also when no record was added.
+// GroupBy has exactly one group, also when no record was added. It
+// releases the accumulator (Release): the groups it does not return are
+// garbage once it returns.
 func (a *Accumulator) Groups() []*Group {
+	defer a.Release()
+	if a.groups == nil {
+		a.groups = map[string]*Group{}
+	}
 	if len(a.q.GroupBy) == 0 && len(a.groups) == 0 {
 		a.key.Reset()
 		g := &Group{Keys: []any{}, Fields: map[string]*FieldAggs{}}
@@ -427,7 +572,7 @@ func (a *Accumulator) Groups() []*Group {
 	}
 	slices.SortFunc(out, func(x, y *Group) int { return a.compareKeys(x.Keys, y.Keys) })
 	if a.q.First > 0 && len(out) > a.q.First {
-		out = out[:a.q.First]
+		out = slices.Clone(out[:a.q.First]) // not holding the others
 	}
 	return out
 }

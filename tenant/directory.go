@@ -48,6 +48,13 @@ type Directory struct {
 	// onDelete clean up after a deleted instance (OnDelete); set before
 	// serving, read under mu.
 	onDelete []func(ctx context.Context, instanceID string) error
+
+	// sealer seals the instances' env values in the store (secrets.go);
+	// nil keeps them in clear (tests of the directory alone).
+	sealer Sealer
+	// functionMemoryMax bounds Settings.FunctionMemory (0: only
+	// maxFunctionMemory does); LimitFunctionMemory.
+	functionMemoryMax atomic.Int64
 }
 
 // state is one immutable snapshot: maps are never changed once published.
@@ -74,13 +81,19 @@ func (s *state) runners(rel *Release) []string {
 
 func releaseKey(app, release string) string { return app + "/" + release }
 
+// Option configures a Directory.
+type Option func(*Directory)
+
 // NewDirectory returns an empty directory; Load fills it from st. SDL is
 // parsed with schema.DefaultLimits.
-func NewDirectory(st store.Store) *Directory {
+func NewDirectory(st store.Store, opts ...Option) *Directory {
 	r := &Directory{
 		st:      st,
 		limits:  schema.DefaultLimits(),
 		process: store.NewID(),
+	}
+	for _, o := range opts {
+		o(r)
 	}
 	r.state.Store(&state{releases: map[string]*Release{}, instances: map[string]*Instance{}})
 	return r
@@ -96,6 +109,8 @@ type releaseDoc struct {
 }
 
 // instanceDoc is an instance as stored. TokenHash is hex SHA-256.
+// SealedEnv is Settings.Env sealed (secrets.go): stored, Settings.Env is
+// empty unless an older version wrote it in clear.
 type instanceDoc struct {
 	ID             string    `json:"id"`
 	Domain         string    `json:"domain"`
@@ -104,6 +119,7 @@ type instanceDoc struct {
 	AdminAccountID string    `json:"adminAccountId"`
 	TokenHash      string    `json:"tokenHash"`
 	Settings       Settings  `json:"settings"`
+	SealedEnv      string    `json:"sealedEnv,omitempty"`
 	Created        time.Time `json:"created"`
 }
 
@@ -323,6 +339,12 @@ func (r *Directory) CreateInstance(ctx context.Context, spec InstanceSpec) (inst
 	if err := spec.Settings.checkShares(); err != nil {
 		return nil, "", err
 	}
+	if err := spec.Settings.checkIntrospection(); err != nil {
+		return nil, "", err
+	}
+	if err := r.checkFunctionMemory(spec.Settings.FunctionMemory); err != nil {
+		return nil, "", err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.state.Load()
@@ -345,9 +367,9 @@ func (r *Directory) CreateInstance(ctx context.Context, spec InstanceSpec) (inst
 		Created:        time.Now().UTC(),
 	}
 	inst.SetRelease(rel)
-	doc, err := json.Marshal(docOf(inst))
+	doc, err := r.encodeInstance(docOf(inst))
 	if err != nil {
-		return nil, "", fmt.Errorf("tenant: encoding instance %s: %w", domain, err)
+		return nil, "", err
 	}
 	err = r.st.Declare(ctx, inst.ID, Specs(rel.Model))
 	if err == nil {
@@ -442,6 +464,13 @@ func (r *Directory) UpdateInstance(ctx context.Context, domain string, ch Change
 		if err := set.CORS.check(); err != nil {
 			return nil, err
 		}
+		// Only a changed value: an instance set before the maximum was
+		// lowered keeps its other settings changeable.
+		if set.FunctionMemory != inst.Settings.FunctionMemory {
+			if err := r.checkFunctionMemory(set.FunctionMemory); err != nil {
+				return nil, err
+			}
+		}
 	}
 	settingsChanged := !set.equal(inst.Settings)
 	if rel == cur && !settingsChanged {
@@ -512,6 +541,38 @@ func (r *Directory) OnDelete(f func(ctx context.Context, instanceID string) erro
 	r.onDelete = append(r.onDelete, f)
 }
 
+// LimitFunctionMemory sets the most an instance's functionMemory setting
+// may be: the function runtime's maximum (fn.Config.MaxMemory, cored
+// serve --function-memory-max). A setting above it is refused when it is
+// set, so that what an instance shows is what its calls get. Call before
+// serving.
+func (r *Directory) LimitFunctionMemory(max int64) {
+	r.functionMemoryMax.Store(max)
+}
+
+// checkFunctionMemory refuses a functionMemory setting above the
+// server's maximum (LimitFunctionMemory).
+func (r *Directory) checkFunctionMemory(asked int64) error {
+	if max := r.functionMemoryMax.Load(); max > 0 && asked > max {
+		return errcode.Wrap(errcode.BadRequest, ErrInvalid,
+			"functionMemory %d (%s) is above this server's maximum of %d (%s) bytes per function call (cored serve --function-memory-max): ask for at most that, or 0 for the server's default",
+			asked, sizeText(asked), max, sizeText(max))
+	}
+	return nil
+}
+
+// sizeText writes a number of bytes in the largest binary unit that
+// divides it (256 MiB), or with one decimal of MiB.
+func sizeText(n int64) string {
+	switch {
+	case n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
 // DeleteInstance removes an instance: its document first (so it stops
 // serving), then every record it holds, then what the OnDelete functions
 // clean up. It returns the removed instance.
@@ -545,9 +606,9 @@ func (r *Directory) DeleteInstance(ctx context.Context, domain string) (*Instanc
 }
 
 func (r *Directory) putInstanceDoc(ctx context.Context, d instanceDoc) error {
-	raw, err := json.Marshal(d)
+	raw, err := r.encodeInstance(d)
 	if err != nil {
-		return fmt.Errorf("tenant: encoding instance %s: %w", d.Domain, err)
+		return err
 	}
 	if err := r.st.PutDoc(ctx, docInstance, d.Domain, raw); err != nil {
 		return fmt.Errorf("tenant: storing instance %s: %w", d.Domain, err)

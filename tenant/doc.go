@@ -11,6 +11,11 @@
 // to another release swaps its release pointer: new requests see the new
 // schema, requests in flight keep the *Release they loaded.
 //
+// An instance's env values are secrets (webhook signing secrets, API
+// keys): the store keeps them only sealed by the directory's Sealer
+// (secrets.go), bound to the instance, and Reseal moves them to the key
+// ring's active key after a rotation.
+//
 // Compiling a release's model into an executable schema is the engine's
 // (gql.Engine), which keeps a bounded number compiled; tenant knows
 // nothing of GraphQL execution.

@@ -42,6 +42,10 @@ type Settings struct {
 	// SessionLifetime is how long session tokens last, in seconds; 0 means
 	// the default of 7 days.
 	SessionLifetime int `json:"sessionLifetime"`
+	// SessionIdleTimeout ends a session not used for this many seconds
+	// (auth.Instance.SessionIdleTimeout); 0, the default, means sessions
+	// end only at their lifetime or when revoked.
+	SessionIdleTimeout int `json:"sessionIdleTimeout"`
 	// Env holds values functions may read (by the names their @fn lists).
 	Env map[string]string `json:"env"`
 	// CORS says which web pages may call the instance's REST interface
@@ -54,8 +58,10 @@ type Settings struct {
 	// may run at once (0: a quarter of the server's bound; fn.Invocation).
 	FunctionConcurrency int `json:"functionConcurrency"`
 	// FunctionMemory is the memory one function call may use, in bytes
-	// (0: the server's default, 64 MiB; more than the server's maximum,
-	// cored serve --function-memory-max, is capped to it).
+	// (0: the server's default, 64 MiB). More than the server's maximum
+	// (cored serve --function-memory-max, 256 MiB by default) is refused
+	// when set (Directory.LimitFunctionMemory); a value stored before the
+	// maximum was lowered is enforced at the maximum.
 	FunctionMemory int64 `json:"functionMemory"`
 	// RateLimit bounds the instance's requests through every door; nil:
 	// the server's default (cored serve --rate-limit), none unless set.
@@ -67,11 +73,62 @@ type Settings struct {
 	// connections (event streams and WebSockets) in each process; 0:
 	// DefaultSubscriptionConnections.
 	SubscriptionConnections int `json:"subscriptionConnections"`
+	// SubscriptionConnectionsPerAccount bounds the share of them one
+	// caller holds (SubscriptionShares); 0: a tenth of
+	// subscriptionConnections, rounded up.
+	SubscriptionConnectionsPerAccount int `json:"subscriptionConnectionsPerAccount"`
+	// Introspection says who may ask the schema about itself (__schema,
+	// __type) and see graphql-go's suggestions in errors:
+	// IntrospectionAdmin (also ""), IntrospectionAccounts or
+	// IntrospectionAnyone.
+	Introspection string `json:"introspection"`
+}
+
+// The values of Settings.Introspection.
+const (
+	// IntrospectionAdmin: the instance token only (and sessions of the
+	// account it acts as). The default.
+	IntrospectionAdmin = "admin"
+	// IntrospectionAccounts: also every account's session.
+	IntrospectionAccounts = "accounts"
+	// IntrospectionAnyone: also anonymous callers, where the instance
+	// accepts anonymous requests at all.
+	IntrospectionAnyone = "anyone"
+)
+
+// checkIntrospection reports whether Settings.Introspection is one of its
+// values ("" counts as IntrospectionAdmin).
+func (s Settings) checkIntrospection() error {
+	switch s.Introspection {
+	case "", IntrospectionAdmin, IntrospectionAccounts, IntrospectionAnyone:
+		return nil
+	}
+	return errcode.Wrap(errcode.BadRequest, ErrInvalid,
+		"introspection must be %q (the instance token only, the default), %q (also account sessions) or %q (also anonymous callers)",
+		IntrospectionAdmin, IntrospectionAccounts, IntrospectionAnyone)
 }
 
 // DefaultSubscriptionConnections is the bound of an instance's open
 // subscription connections per process when its setting has none.
 const DefaultSubscriptionConnections = 1000
+
+// SubscriptionShares returns the bound of the instance's open
+// subscription connections and one caller's share of it: an account's
+// (its sessions together), an anonymous client address's; the instance
+// token has no share of its own, only the instance's bound. The share is
+// the setting subscriptionConnectionsPerAccount, else a tenth of the
+// bound, rounded up: one account's connections leave room for others'.
+func (s Settings) SubscriptionShares() (instance, perAccount int) {
+	instance = s.SubscriptionConnections
+	if instance <= 0 {
+		instance = DefaultSubscriptionConnections
+	}
+	perAccount = s.SubscriptionConnectionsPerAccount
+	if perAccount <= 0 {
+		perAccount = (instance + 9) / 10
+	}
+	return instance, perAccount
+}
 
 // maxSubscriptionConnections bounds Settings.SubscriptionConnections.
 const maxSubscriptionConnections = 1_000_000
@@ -84,8 +141,8 @@ type RateLimit struct {
 }
 
 // checkShares checks the settings that bound the instance's share of the
-// server: rateLimit, functionConcurrency, functionMemory, quota and
-// subscriptionConnections.
+// server: rateLimit, functionConcurrency, functionMemory, quota,
+// subscriptionConnections and subscriptionConnectionsPerAccount.
 func (s Settings) checkShares() error {
 	if s.FunctionConcurrency < 0 || s.FunctionConcurrency > maxFunctionConcurrency {
 		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "functionConcurrency must be between 0 (a quarter of the server's bound) and %d", maxFunctionConcurrency)
@@ -95,6 +152,10 @@ func (s Settings) checkShares() error {
 	}
 	if s.SubscriptionConnections < 0 || s.SubscriptionConnections > maxSubscriptionConnections {
 		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "subscriptionConnections must be between 0 (the default, %d) and %d", DefaultSubscriptionConnections, maxSubscriptionConnections)
+	}
+	if instance, _ := s.SubscriptionShares(); s.SubscriptionConnectionsPerAccount < 0 || s.SubscriptionConnectionsPerAccount > instance {
+		return errcode.Wrap(errcode.BadRequest, ErrInvalid,
+			"subscriptionConnectionsPerAccount must be between 0 (the default, a tenth of subscriptionConnections) and subscriptionConnections (%d)", instance)
 	}
 	if err := s.Quota.Check(); err != nil {
 		return err
@@ -106,8 +167,8 @@ func (s Settings) checkShares() error {
 // runtime caps it at its own bound).
 const maxFunctionConcurrency = 10_000
 
-// Bounds of Settings.FunctionMemory (the server caps it at its own
-// maximum).
+// Bounds of Settings.FunctionMemory whatever the server (its own
+// maximum is lower: Directory.LimitFunctionMemory).
 const (
 	minFunctionMemory = 8 << 20
 	maxFunctionMemory = 64 << 30
@@ -332,6 +393,9 @@ func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 	if out.SessionLifetime < 0 {
 		return s, errcode.New(errcode.BadRequest, "settings: sessionLifetime must not be negative")
 	}
+	if out.SessionIdleTimeout < 0 {
+		return s, errcode.New(errcode.BadRequest, "settings: sessionIdleTimeout must not be negative")
+	}
 
 	if len(out.Env) == 0 {
 		out.Env = nil
@@ -340,6 +404,9 @@ func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 		return s, err
 	}
 	if err := out.checkShares(); err != nil {
+		return s, err
+	}
+	if err := out.checkIntrospection(); err != nil {
 		return s, err
 	}
 	return out, nil

@@ -79,7 +79,7 @@ func TestMeterProcesses(t *testing.T) {
 // TestMeterDailyQuota: the functionCallsPerDay quota across two meters
 // on one store, as two processes: each sees the other's calls once they
 // are flushed and its read of the day's count is older than the
-// interval, which is the bound the README gives for overshooting.
+// interval, which is the bound docs/limits-and-quotas.md gives for overshooting.
 func TestMeterDailyQuota(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

@@ -139,9 +139,9 @@ func (r *Directory) reload(ctx context.Context) (err error) {
 	}
 	var swaps []func()
 	for _, key := range slices.Sorted(maps.Keys(instDocs)) {
-		var d instanceDoc
-		if err := json.Unmarshal(instDocs[key], &d); err != nil {
-			return fmt.Errorf("tenant: instance %s: decoding: %w", key, err)
+		d, _, err := r.decodeInstance(key, instDocs[key])
+		if err != nil {
+			return err
 		}
 		rel := s.releases[releaseKey(d.App, d.Release)]
 		if rel == nil {

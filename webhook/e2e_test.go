@@ -24,6 +24,7 @@ import (
 	"github.com/corehq/core/server"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
+	"github.com/corehq/core/untrusted"
 )
 
 func TestMain(m *testing.M) { servertest.MainCheckingLogs(m) }
@@ -43,6 +44,11 @@ var inline = map[string]string{
 		if (mode === 'strstatus') return cb({status: '200'}, null);
 		if (mode === 'numheader') return cb({headers: {'X-N': 1}}, null);
 		if (mode === 'error') return cb(null, {code: 'NOPE', message: 'secret internals'});
+		if (mode === 'page') return cb({headers: {'Content-Type': 'text/html', 'Content-Security-Policy': "script-src 'unsafe-inline'",
+			'Service-Worker-Allowed': '/', 'Set-Cookie': 'tenant=1; Path=/; Domain=127.0.0.1', 'Clear-Site-Data': '"*"'},
+			body: '<script>sessionStorage.getItem("core.console.adminToken")</script>'}, null);
+		if (mode === 'jsredirect') return cb({status: 302, headers: {Location: 'javascript:alert(document.domain)', 'X-Custom': 'yes'}}, null);
+		if (mode === 'dataredirect') return cb({status: 302, headers: {Location: 'data:text/html,<script>alert(1)</script>'}}, null);
 		throw new Error('secret internals at line 7');
 	};`,
 	"spin":   `exports.main = () => { while (true) {} };`,
@@ -67,8 +73,11 @@ type hooks struct {
 
 func start(t *testing.T, settings tenant.Settings, opts ...servertest.Option) *hooks {
 	t.Helper()
+	// A function's deadline far beyond what a call takes on a busy
+	// machine: only the tests that want a time-out (a looping function)
+	// set a shorter one, and they assert the outcome, never the time.
 	cfg := fn.DefaultConfig()
-	cfg.Timeout = 400 * time.Millisecond
+	cfg.Timeout = time.Minute
 	env := servertest.Start(t, append([]servertest.Option{servertest.WithFunctionConfig(cfg)}, opts...)...)
 	sdl := testfiles.Read(t, "e2e", "webhooks.graphql")
 	env.PutRelease("hooks", "v1", sdl)
@@ -253,6 +262,11 @@ func TestWebhookResponses(t *testing.T) {
 		{"badheader", 502, `{"errors":[{"message":"the webhook function's response is unusable: header \"X-A\" is not a valid header","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
 		{"numheader", 502, `{"errors":[{"message":"the webhook function's response is unusable: header \"X-N\" is 1: header values must be strings","extensions":{"code":"BAD_GATEWAY"}}]}`, nil, ""},
 		{"error", 502, `{"errors":[{"message":"the webhook function failed; the instance's function log has the details","extensions":{"code":"FUNCTION_ERROR"}}]}`, nil, ""},
+		// hostile checklist 41: a redirect to javascript: or data: is refused.
+		{"jsredirect", 502, `{"errors":[{"message":"the webhook function's response is unusable: header \"Location\" has the scheme \"javascript\": a redirect must be an http or https URL","extensions":{"code":"BAD_GATEWAY"}}]}`,
+			map[string]string{"Location": "", "X-Custom": ""}, ""},
+		{"dataredirect", 502, `{"errors":[{"message":"the webhook function's response is unusable: header \"Location\" has the scheme \"data\": a redirect must be an http or https URL","extensions":{"code":"BAD_GATEWAY"}}]}`,
+			map[string]string{"Location": ""}, ""},
 		{"throw", 502, `{"errors":[{"message":"the webhook function failed; the instance's function log has the details","extensions":{"code":"FUNCTION_ERROR"}}]}`, nil, ""},
 	}
 	for _, tc := range cases {
@@ -273,6 +287,68 @@ func TestWebhookResponses(t *testing.T) {
 				t.Error("a hop-by-hop header was passed on")
 			}
 		})
+	}
+}
+
+// TestTenantContentIsSandboxed: whatever a function answers, its
+// response cannot act as the service on the service's origin: it is
+// sandboxed (an opaque origin running no script), never sniffed, sets no
+// cookie beyond its own path and no service worker scope, and a browser
+// fetching it as a service worker's script is refused before the
+// function runs. The browser proof is console/origin_e2e_test.go.
+//
+// hostile checklist 41: Set-Cookie confined, redirects to javascript:
+// refused (TestWebhookResponses). hostile checklist 51: the admin token
+// is never reachable by a tenant's content (webhook responses on the
+// same origin, service workers).
+func TestTenantContentIsSandboxed(t *testing.T) {
+	t.Parallel()
+	h := start(t, tenant.Settings{AnonymousRequests: true})
+	res, out := h.hook("GET", "respond", "?mode=page", nil, "")
+	if res.StatusCode != 200 || !strings.Contains(out, "<script>") {
+		t.Fatalf("the page: %d %s", res.StatusCode, out)
+	}
+	want := map[string][]string{
+		"Content-Type":            {"text/html"},
+		"Content-Security-Policy": {untrusted.Policy},
+		"X-Content-Type-Options":  {"nosniff"},
+		"Set-Cookie":              {"tenant=1; Path=/webhook/hooks.test/respond"},
+		"Service-Worker-Allowed":  nil,
+		"Clear-Site-Data":         nil,
+	}
+	for name, values := range want {
+		if diff := cmp.Diff(values, res.Header.Values(name)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
+	}
+	// Every answer of a function carries the policy, JSON ones too.
+	if res, _ := h.hook("POST", "respond", "?mode=json", nil, "{}"); res.Header.Get("Content-Security-Policy") != untrusted.Policy ||
+		res.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("a JSON answer: %v, want the sandbox policy and nosniff", res.Header)
+	}
+
+	// A service worker's script, as a browser asks for it: refused, and
+	// the function does not run.
+	ran := func() int {
+		if err := h.env.Logs.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		_, body := h.env.Admin("GET", "/instances/hooks.test/logs", nil)
+		entries, _ := body["entries"].([]any)
+		return len(entries)
+	}
+	before := ran()
+	for _, headers := range []map[string]string{{"Service-Worker": "script"}, {"Sec-Fetch-Dest": "serviceworker"}} {
+		res, out := h.hook("GET", "mirror", "", headers, "")
+		if res.StatusCode != 403 || !strings.Contains(out, `"code":"FORBIDDEN"`) || !strings.Contains(out, "service worker") {
+			t.Errorf("%v: %d %s, want 403 FORBIDDEN naming the service worker", headers, res.StatusCode, out)
+		}
+	}
+	if n := ran(); n != before {
+		t.Errorf("the function ran %d times for service worker requests", n-before)
+	}
+	if res, _ := h.hook("GET", "mirror", "", map[string]string{"Sec-Fetch-Dest": "document"}, ""); res.StatusCode != 200 {
+		t.Errorf("a page load: %d, want 200", res.StatusCode)
 	}
 }
 
@@ -379,7 +455,13 @@ func TestSandbox(t *testing.T) {
 	t.Parallel()
 	loopback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "reached") }))
 	defer loopback.Close()
-	h := start(t, tenant.Settings{AnonymousRequests: true, Fetch: tenant.Fetch{Enabled: true, AllowHosts: []string{"127.0.0.1", "localhost"}}})
+	// The looping call below ends at this deadline; the calls beside it
+	// take a small part of it even under the race detector on a busy
+	// machine.
+	cfg := fn.DefaultConfig()
+	cfg.Timeout = 10 * time.Second
+	h := start(t, tenant.Settings{AnonymousRequests: true, Fetch: tenant.Fetch{Enabled: true, AllowHosts: []string{"127.0.0.1", "localhost"}}},
+		servertest.WithFunctionConfig(cfg))
 
 	// A prototype change in one call is invisible to the next.
 	for i := 0; i < 2; i++ {
@@ -493,8 +575,9 @@ func TestRequestTimeout(t *testing.T) {
 	cfg.Timeout = time.Hour
 	h := start(t, tenant.Settings{AnonymousRequests: true}, servertest.WithFunctionConfig(cfg),
 		// Long enough for the setup requests (creating an instance builds
-		// indexes, slow on MongoDB on a loaded machine), which share it.
-		servertest.WithConfig(func(c *server.Config) { c.RequestTimeout = 3 * time.Second }))
+		// indexes, slow on MongoDB on a loaded machine), which share it;
+		// the two looping calls each wait it out.
+		servertest.WithConfig(func(c *server.Config) { c.RequestTimeout = 15 * time.Second }))
 	status, body := h.env.GraphQL("hooks.test", h.token, `mutation { spin(payload: {url: {path: "/"}, headers: {}, body: "{}"}) { status } }`, nil)
 	if _, code := servertest.FirstError(body); status != http.StatusGatewayTimeout || code != "TIMEOUT" {
 		t.Errorf("a looping function through /graphql: %d %s, want 504 TIMEOUT", status, dump(body))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/untrusted"
 )
 
 // Config bounds webhook calls.
@@ -44,6 +45,14 @@ func (h *Handler) Register(e *echo.Echo) {
 // serve answers one call. Failures are returned, not written, so that the
 // request's log line carries their cause.
 func (h *Handler) serve(c echo.Context) error {
+	// A browser fetching a service worker's script says so: a webhook is
+	// never one (untrusted.CheckRequest), and its function does not run.
+	if err := untrusted.CheckRequest(c.Request()); err != nil {
+		return err
+	}
+	if err := checkEncoding(c.Request()); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	env, req, err := h.engine.OpenWebhook(ctx, c.Param("domain"), c.Param("name"), c.RealIP(), h.cfg.TokenLifetime)
 	if err != nil {

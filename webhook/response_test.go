@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/labstack/echo/v4"
+
+	"github.com/corehq/core/untrusted"
 )
 
 func TestWriteResponse(t *testing.T) {
@@ -34,17 +36,27 @@ func TestWriteResponse(t *testing.T) {
 		{"status not an integer", map[string]any{"status": float64(200.5)}, true, 0, "", nil},
 		{"header value a number", map[string]any{"headers": map[string]any{"X-A": "1", "X-N": float64(1)}}, true, 0, "", nil},
 		{"header value null", map[string]any{"headers": map[string]any{"X-N": nil}}, true, 0, "", nil},
+		// hostile checklist 41 and 51: the response is tenant content on
+		// the service's origin (untrusted.Headers).
+		{"sandboxed", map[string]any{"headers": map[string]any{"Content-Type": "text/html", "Content-Security-Policy": "script-src *"}, "body": "<script>alert(1)</script>"},
+			false, 200, "<script>alert(1)</script>", map[string]string{"Content-Type": "text/html", "Content-Security-Policy": untrusted.Policy, "X-Content-Type-Options": "nosniff"}},
+		{"worker scope dropped", map[string]any{"headers": map[string]any{"Service-Worker-Allowed": "/", "Clear-Site-Data": `"*"`, "X-Ok": "1"}},
+			false, 200, "", map[string]string{"Service-Worker-Allowed": "", "Clear-Site-Data": "", "X-Ok": "1"}},
+		{"cookie confined", map[string]any{"headers": map[string]any{"Set-Cookie": "sid=1; Path=/; Domain=example.com"}},
+			false, 200, "", map[string]string{"Set-Cookie": "sid=1; Path=/webhook/d/n"}},
+		{"javascript redirect", map[string]any{"status": float64(302), "headers": map[string]any{"Location": "javascript:alert(1)", "X-A": "1"}}, true, 0, "", nil},
+		{"data redirect", map[string]any{"status": float64(302), "headers": map[string]any{"Location": "data:text/html,x", "X-A": "1"}}, true, 0, "", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			c := echo.New().NewContext(httptest.NewRequest(http.MethodPost, "/", nil), rec)
+			c := echo.New().NewContext(httptest.NewRequest(http.MethodPost, "/webhook/d/n", nil), rec)
 			err := writeResponse(c, tc.res)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
 			}
 			if tc.wantErr {
-				if rec.Body.Len() != 0 || rec.Header().Get("X-A") != "" {
+				if rec.Body.Len() != 0 || len(rec.Header()) != 0 {
 					t.Error("an unusable response wrote something")
 				}
 				return

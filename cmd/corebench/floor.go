@@ -17,8 +17,8 @@ import (
 // with {"id": "<id>"} through echo and net/http, as cored's routes are
 // served, with nothing of cored's: no middleware, no request log, no
 // store. Load it with the peer-comparison scripts' run-scenarios.sh, the
-// server pinned to one core as compare.sh pins its servers (README, "The
-// bar of issue 19").
+// server pinned to one core as compare.sh pins its servers (docs/benchmarks.md,
+// "Side by side with PocketBase").
 func runFloorCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("corebench floor", flag.ContinueOnError)
 	fs.SetOutput(stderr)

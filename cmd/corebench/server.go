@@ -212,6 +212,13 @@ func startServer(ctx context.Context, o serverOpts, p *progress) (*server, error
 	}
 	if mongoURI != "" {
 		args = append(args, "--mongo-uri", mongoURI)
+		// The processes on one database share one key file, made by the
+		// binary measured (a version before the key ring has no `keys`
+		// command, and needs none).
+		keys := filepath.Join(dir, "core.keys")
+		if exec.Command(bin, "keys", "init", "--key-file", keys).Run() == nil {
+			args = append(args, "--key-file", keys)
+		}
 		s.store = "MongoDB"
 		if o.ferretDB {
 			s.store = "MongoDB wire: FerretDB v1.24 over SQLite (the tests' server), pinned with the load generator; its CPU is in no column"

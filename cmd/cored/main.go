@@ -1,6 +1,7 @@
 // Command cored is the one binary of Core: it serves the service
 // (`cored serve`), applies an app directory to a running server
-// (`cored deploy DIR`) and prints its version (`cored version`).
+// (`cored deploy DIR`), manages the key file (`cored keys`) and prints its
+// version (`cored version`).
 package main
 
 import (
@@ -18,6 +19,7 @@ Usage:
   cored serve [flags]        run the service (cored serve -h for flags)
   cored serve --demo         run it with the demo app deployed on demo.local
   cored deploy [flags] DIR   apply DIR/app.yaml to a running server
+  cored keys init|list|rotate|add|activate|retire   manage the key file (cored keys -h)
   cored healthcheck [--addr]  exit 0 when the server there answers /healthz (for containers)
   cored version              print the version
 `
@@ -39,6 +41,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = serve(ctx, args[1:], getenv, stdout, stderr)
 	case "deploy":
 		err = deploy(ctx, args[1:], getenv, stdout, stderr)
+	case "keys":
+		err = keysCmd(args[1:], getenv, stdout, stderr)
 	case "healthcheck":
 		err = healthcheck(ctx, args[1:], getenv, stderr)
 	case "version":

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/metrics"
 	"github.com/corehq/core/oci"
 	"github.com/corehq/core/server"
@@ -35,9 +37,13 @@ import (
 // serveFlags are the settings of `cored serve`.
 type serveFlags struct {
 	addr, data, mongoURI, adminToken, logLevel, bodyLimit, requestTimeout, gateway, debugAddr, trustedProxies, rateLimit, metricsAddr string
-	functionMemory, functionMemoryMax                                                                                                 string
+	keyFile                                                                                                                           string
+	functionMemory, functionMemoryMax, consoleAddr                                                                                    string
 	demo, reusePort                                                                                                                   bool
-	gcPercent                                                                                                                         int
+	// adminTokenInArgs: the admin token came from --admin-token, which
+	// every local user can read in the process's argv (a warning at start).
+	adminTokenInArgs bool
+	gcPercent        int
 }
 
 // parseServe reads the flags of serve; each falls back to its environment
@@ -50,6 +56,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.addr, "addr", envOr(getenv, "CORE_ADDR", def.Addr), "TCP address to listen on ($CORE_ADDR)")
 	fs.StringVar(&f.data, "data", envOr(getenv, "CORE_DATA_DIR", "./data"), "data directory; the embedded store is core.db inside ($CORE_DATA_DIR)")
+	fs.StringVar(&f.keyFile, "key-file", envOr(getenv, "CORE_KEY_FILE", ""),
+		"the key file (signing and encryption keys, kept outside the store; owner-only permissions); default core.keys in --data, "+
+			"made on first start; required with --mongo-uri, shared by every process (cored keys init) ($CORE_KEY_FILE)")
 	fs.StringVar(&f.mongoURI, "mongo-uri", "", "MongoDB connection string, e.g. mongodb://host1,host2/core?replicaSet=rs0 (default $CORE_MONGO_URI); when set, MongoDB is the store and --data is not used")
 	fs.StringVar(&f.adminToken, "admin-token", "", "admin token of /admin/v1 (default $CORE_ADMIN_TOKEN; generated on first start when unset)")
 	fs.StringVar(&f.logLevel, "log-level", envOr(getenv, "CORE_LOG_LEVEL", "info"), "debug, info, warn or error ($CORE_LOG_LEVEL)")
@@ -69,6 +78,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 			"none when empty ($CORE_RATE_LIMIT)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", envOr(getenv, "CORE_METRICS_ADDR", ""),
 		"address (127.0.0.1:9090) to serve Prometheus metrics at /metrics on, a listener of its own; off when empty ($CORE_METRICS_ADDR)")
+	fs.StringVar(&f.consoleAddr, "console-addr", envOr(getenv, "CORE_CONSOLE_ADDR", ""),
+		"address (127.0.0.1:8081) to serve the web console on, a listener and origin of its own with the admin API and /graphql it calls "+
+			"and no tenant content; --addr then does not serve /console/. Recommended in production; on --addr when empty ($CORE_CONSOLE_ADDR)")
 	fs.StringVar(&f.functionMemory, "function-memory", envOr(getenv, "CORE_FUNCTION_MEMORY", "64MiB"),
 		"memory one function call may use unless its instance's functionMemory setting says otherwise ($CORE_FUNCTION_MEMORY)")
 	fs.StringVar(&f.functionMemoryMax, "function-memory-max", envOr(getenv, "CORE_FUNCTION_MEMORY_MAX", "256MiB"),
@@ -94,11 +106,15 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if f.mongoURI == "" {
 		f.mongoURI = getenv("CORE_MONGO_URI")
 	}
+	f.adminTokenInArgs = f.adminToken != ""
 	if f.adminToken == "" {
 		f.adminToken = getenv("CORE_ADMIN_TOKEN")
 	}
 	if f.metricsAddr != "" && f.metricsAddr == f.addr {
 		return f, usageError{fmt.Sprintf("--metrics-addr %q: metrics are never served on the public listener (--addr); give another address", f.metricsAddr)}
+	}
+	if f.consoleAddr != "" && !strings.HasSuffix(f.consoleAddr, ":0") && (f.consoleAddr == f.addr || f.consoleAddr == f.metricsAddr) {
+		return f, usageError{fmt.Sprintf("--console-addr %q: the console's listener is its own; give another address than --addr and --metrics-addr", f.consoleAddr)}
 	}
 	if f.gcPercent < 10 || f.gcPercent > 10000 {
 		return f, usageError{fmt.Sprintf("--gc-percent %d: between 10 and 10000 (Go's default is 100, cored's %d)", f.gcPercent, defaultGCPercent)}
@@ -162,16 +178,39 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer ln.Close() // Serve closes it too; closing twice is harmless
+	var consoleLn net.Listener
+	if f.consoleAddr != "" {
+		if consoleLn, err = net.Listen("tcp", f.consoleAddr); err != nil {
+			return fmt.Errorf("--console-addr: %w", err)
+		}
+		defer consoleLn.Close()
+	}
 
+	keys, madeKeys, err := openKeys(f)
+	if err != nil {
+		return err
+	}
 	st, where, err := openStore(ctx, f)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 
-	reg := tenant.NewDirectory(st)
+	reg := tenant.NewDirectory(st, tenant.WithSealer(keys))
+	reg.LimitFunctionMemory(fcfg.MaxMemory) // what the runtime will enforce
 	if err := reg.Load(ctx); err != nil {
+		if madeKeys { // the data was sealed with a key file that is missing: do not leave a new one in its place
+			_ = os.Remove(keys.Path())
+		}
 		return err
+	}
+	log.Info("key ring", zap.String("file", keys.Path()), zap.Bool("generated", madeKeys),
+		zap.String("active", keys.Ring().Active()), zap.Int("keys", len(keys.Ring().Keys())))
+	if err := migrateSecrets(ctx, st, reg, log); err != nil {
+		return err
+	}
+	if f.adminTokenInArgs {
+		log.Warn("the admin token was given with --admin-token, which any local user can read in this process's command line; give it in CORE_ADMIN_TOKEN instead")
 	}
 	hash, generated, err := admin.SetupToken(ctx, st, f.adminToken)
 	if err != nil {
@@ -184,11 +223,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	cfg := server.DefaultConfig()
 	cfg.Addr, cfg.BodyLimit, cfg.AdminTokenHash, cfg.RequestTimeout = f.addr, limit, hash, timeout
 	cfg.TrustedProxies = proxies
-	secret, err := auth.LoadSecret(ctx, st)
-	if err != nil {
-		return fmt.Errorf("loading the session secret: %w", err)
-	}
-	accounts := auth.NewAccounts(secret)
+	cfg.ConsoleAddr = f.consoleAddr
+	accounts := auth.NewAccounts(keys)
 	var failures *auth.SharedFailures
 	if f.mongoURI != "" {
 		// Processes on one MongoDB share the failed-login counts.
@@ -201,7 +237,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer fns.close(log)         // before the store closes: the function logs flush into it
 	reg.OnDelete(fns.logs.Clear) // a deleted instance's function log goes with it
-	imgs, runtime, err := newImages(ctx, st, fns, hash, f.gateway, log)
+	imgs, runtime, err := newImages(ctx, st, fns, hash, keys, f.gateway, log)
 	if err != nil {
 		return err
 	}
@@ -230,6 +266,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	engine := gql.NewEngine(gcfg, dataStore, reg, accounts, log, gql.WithFunctions(calls), gql.WithFunctionLog(fns.logs),
 		gql.WithRateShare(peers.Count), gql.WithMeter(meter))
 	srv := server.New(cfg, log, st, reg, engine, srvOpts...)
+	if consoleLn != nil {
+		log.Info("console listening", zap.String("addr", consoleLn.Addr().String()))
+	}
 	log.Info("listening", zap.String("addr", ln.Addr().String()), zap.String("store", where),
 		zap.Int("instances", len(reg.Instances())))
 	_ = log.Sync() // whoever started the server waits for this line
@@ -264,13 +303,33 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		go failures.SweepEvery(sctx, time.Minute, func(err error) { log.Warn("sweeping failed logins failed", zap.Error(err)) })
 	}
 	go meter.Run(sctx, func(err error) { log.Warn("flushing usage counts failed", zap.Error(err)) })
+	// The key file is read again when it changes (cored keys rotate,
+	// retire): new sessions are signed with its active key, and what the
+	// store keeps sealed is sealed again with it.
+	go keys.Watch(sctx, keyReloadInterval, func(r *keyring.Ring) {
+		log.Info("key ring changed", zap.String("active", r.Active()), zap.Int("keys", len(r.Keys())))
+		resealSecrets(sctx, reg, imgs, log)
+	}, func(err error) {
+		log.Warn("reading the key file again failed; the keys read before stay in use", zap.Error(err))
+	})
 	go imgs.CollectEvery(sctx, imageGCInterval, func(err error) { log.Warn("image garbage collection failed", zap.Error(err)) })
+	go imgs.SweepUploadsEvery(sctx, func(err error) { log.Warn("sweeping aborted image uploads failed", zap.Error(err)) })
 	draining := make(chan struct{})
 	context.AfterFunc(sctx, func() {
 		log.Info("shutting down: draining requests in flight")
 		close(draining)
 	})
+	consoleDone := make(chan error, 1)
+	if consoleLn != nil {
+		go func() { consoleDone <- srv.ServeConsole(sctx, consoleLn) }()
+	} else {
+		consoleDone <- nil
+	}
 	if err := srv.Serve(sctx, ln); err != nil {
+		stop() // the console's listener drains too
+		return errors.Join(err, <-consoleDone)
+	}
+	if err := <-consoleDone; err != nil {
 		return err
 	}
 	<-draining // Serve returns nil only once sctx is done: the line is (being) written
@@ -312,9 +371,9 @@ func (f *functions) close(log *zap.Logger) {
 // newImages starts the function image registry (served at /v2/) and the
 // runtime that runs its images: JavaScript ones on the embedded runtime,
 // others on the function gateway when one is configured.
-func newImages(ctx context.Context, st store.Store, fns *functions, adminHash [32]byte, gateway string, log *zap.Logger) (*oci.Registry, fn.Runtime, error) {
+func newImages(ctx context.Context, st store.Store, fns *functions, adminHash [32]byte, keys *keyring.Keeper, gateway string, log *zap.Logger) (*oci.Registry, fn.Runtime, error) {
 	oci.RouteLibraryLogs(log)
-	imgs, err := oci.New(ctx, oci.DefaultConfig(), st, fns.packages, adminHash)
+	imgs, err := oci.New(ctx, oci.DefaultConfig(), st, fns.packages, adminHash, keys)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -332,6 +391,10 @@ func newImages(ctx context.Context, st store.Store, fns *functions, adminHash [3
 	return imgs, fn.NewRouter(fns.runtime, imgs, engine), nil
 }
 
+// keyReloadInterval is how often the key file is checked for a change
+// (its modification time, size or inode: a stat call).
+const keyReloadInterval = 2 * time.Second
+
 // imageGCInterval is how often the image registry collects garbage.
 const imageGCInterval = 6 * time.Hour
 
@@ -342,7 +405,7 @@ const meterInterval = 2 * time.Second
 // defaultGCPercent is cored's garbage collection target (GOGC). Go's 100
 // made collection a sixth of the CPU of a list or a create in the load
 // test (GOMAXPROCS 1, a live heap of a few MB); 200 cut their CPU per
-// request by 13-18 % for 4-5 MB more RSS (README, Configuration).
+// request by 13-18 % for 4-5 MB more RSS (docs/configuration.md).
 const defaultGCPercent = 200
 
 // peerInterval is how often a process on MongoDB writes its heartbeat

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 
+	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/store/mongo/mongotest"
 	"github.com/corehq/core/tenant"
 )
@@ -54,7 +55,7 @@ func TestParseServe(t *testing.T) {
 			"--addr", ":7000", "--data", "d", "--mongo-uri", "mongodb://flag", "--admin-token", "from-flag",
 			"--log-level", "warn", "--body-limit", "10KiB", "--demo", "--request-timeout", "1m", "--function-memory", "128MiB", "--gc-percent", "150",
 		}, map[string]string{"CORE_ADDR": ":9000", "CORE_ADMIN_TOKEN": "from-env", "CORE_MONGO_URI": "mongodb://db", "CORE_FUNCTION_MEMORY": "32MiB", "CORE_GC_PERCENT": "300"},
-			serveFlags{addr: ":7000", data: "d", mongoURI: "mongodb://flag", adminToken: "from-flag", logLevel: "warn", bodyLimit: "10KiB", requestTimeout: "1m", demo: true,
+			serveFlags{addr: ":7000", data: "d", mongoURI: "mongodb://flag", adminToken: "from-flag", adminTokenInArgs: true, logLevel: "warn", bodyLimit: "10KiB", requestTimeout: "1m", demo: true,
 				functionMemory: "128MiB", functionMemoryMax: "256MiB", gcPercent: 150}},
 		{"profiler", []string{"--debug-addr", "127.0.0.1:6060"}, nil,
 			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s", debugAddr: "127.0.0.1:6060", functionMemory: "64MiB", functionMemoryMax: "256MiB", gcPercent: 200}},
@@ -94,7 +95,7 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"mongo", []string{"--mongo-uri", "mongodb://localhost"}, 1, "MongoDB store is not available"},
+		{"mongo", []string{"--mongo-uri", "mongodb://localhost", "--key-file", "{dir}/shared.keys"}, 1, "MongoDB store is not available"},
 		{"log level", []string{"--log-level", "loud"}, 2, "--log-level"},
 		{"body limit", []string{"--body-limit", "lots"}, 2, "--body-limit"},
 		{"short admin token", []string{"--admin-token", "abc"}, 1, "at least 16 characters"},
@@ -105,9 +106,17 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{"trusted proxies", []string{"--trusted-proxies", "10.0.0.0/8,lb.local"}, 2, `--trusted proxies: "lb.local" is neither a CIDR prefix nor an address`},
 		{"rate limit", []string{"--rate-limit", "fast"}, 2, `--rate-limit: "fast" is not RATE or RATE/BURST`},
 		{"gc percent", []string{"--gc-percent", "5"}, 2, "--gc-percent 5: between 10 and 10000"},
+		{"console on the public listener", []string{"--addr", "127.0.0.1:18080", "--console-addr", "127.0.0.1:18080"}, 2, "the console's listener is its own"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, tc.args...)
+			dir := t.TempDir()
+			if err := keyring.CreateFile(filepath.Join(dir, "shared.keys"), keyring.Generate()); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"serve", "--addr", "127.0.0.1:0", "--data", dir}
+			for _, a := range tc.args {
+				args = append(args, strings.ReplaceAll(a, "{dir}", dir))
+			}
 			code, _, errOut := runCmd(t, env(nil), args...)
 			if code != tc.code || !strings.Contains(errOut, tc.stderr) {
 				t.Errorf("exit %d, stderr %q; want %d with %q", code, errOut, tc.code, tc.stderr)
@@ -269,6 +278,47 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("the log lacks %s:\n%s", want, all)
 		}
+	}
+}
+
+// TestServeConsoleAddr: with --console-addr the console is served on its
+// own listener and not on --addr (hostile checklist 51: the origin that
+// holds the admin token serves no tenant content).
+func TestServeConsoleAddr(t *testing.T) {
+	t.Parallel()
+	cmd, addr, logs, rest := startListening(t, "--addr", "127.0.0.1:0", "--console-addr", "127.0.0.1:0")
+	var consoleAddr string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		var line struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(l), &line) == nil && line.Msg == "console listening" {
+			consoleAddr = line.Addr
+		}
+	}
+	if addr == "" || consoleAddr == "" {
+		t.Fatalf("no listening lines:\n%s", logs)
+	}
+	get := func(base, path string) (int, string) {
+		t.Helper()
+		res, err := http.Get("http://" + base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		_, _ = io.Copy(io.Discard, res.Body)
+		return res.StatusCode, res.Header.Get("Content-Security-Policy")
+	}
+	if status, csp := get(consoleAddr, "/console/"); status != 200 || !strings.Contains(csp, "script-src 'self'") {
+		t.Errorf("the console listener's /console/: %d %q, want 200 with the console's policy", status, csp)
+	}
+	if status, _ := get(addr, "/console/"); status != 404 {
+		t.Errorf("--addr's /console/: %d, want 404", status)
+	}
+	if status, _ := get(addr, "/healthz"); status != 200 {
+		t.Errorf("--addr's /healthz: %d", status)
+	}
+	all := stopAndLog(t, cmd, logs, rest)
+	if !strings.Contains(all, `"msg":"stopped"`) {
+		t.Errorf("no clean stop:\n%s", all)
 	}
 }
 

@@ -27,8 +27,35 @@ whenUnauthenticated((r) => {
   signIn('Signed out: ' + describe(r));
 });
 
-window.addEventListener('hashchange', render);
-render();
+// The console never uses a service worker. One registered on this origin
+// by anything else could read every request the page makes, the admin
+// token among them: before the token is read or asked for, every
+// registration is removed, and a page that was itself loaded through one
+// stops there.
+if (await dropServiceWorkers()) {
+  controlledView();
+} else {
+  window.addEventListener('hashchange', render);
+  render();
+}
+
+// dropServiceWorkers unregisters every service worker of the origin and
+// reports whether this page is controlled by one.
+async function dropServiceWorkers() {
+  if (!('serviceWorker' in navigator)) return false; // none outside a secure context
+  try {
+    const regs = await navigator.serviceWorker.getRegistrations();
+    await Promise.all(regs.map((r) => r.unregister()));
+  } catch { /* none can be read: none can be ours */ }
+  return navigator.serviceWorker.controller !== null;
+}
+
+function controlledView() {
+  heading('Service worker removed');
+  main.append(h('p', { class: 'alert error', role: 'alert' },
+    'This page was loaded through a service worker, which the console never uses: something else on this origin registered it. ' +
+    'It has been removed. Do not sign in here: close this tab and open the console again.'));
+}
 
 function render() {
   if (!session.token()) { signIn(); return; }

@@ -88,7 +88,7 @@ func Leaks(log []byte, secrets map[string]bool) []string {
 			out = append(out, s)
 		}
 	}
-	for _, shape := range []string{"cs1.", "$argon2id$"} {
+	for _, shape := range []string{"cs1.", "cs2.", "$argon2id$"} {
 		if bytes.Contains(log, []byte(shape)) {
 			out = append(out, "a value shaped like "+shape+"…")
 		}

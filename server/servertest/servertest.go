@@ -27,6 +27,7 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/metrics"
 	"github.com/corehq/core/oci"
 	"github.com/corehq/core/server"
@@ -42,6 +43,9 @@ type Env struct {
 	t testing.TB
 	// URL is the server's base URL (http://127.0.0.1:port).
 	URL string
+	// ConsoleURL is the base URL of the console's own listener, when
+	// WithConsoleListener asked for one; empty otherwise.
+	ConsoleURL string
 	// Store, Directory and Server are the server's parts, for assertions
 	// that HTTP cannot make.
 	Store     store.Store
@@ -82,7 +86,42 @@ type options struct {
 	images    *oci.Config // WithImages
 	engine    fn.Runtime  // WithImages
 	metrics   *metrics.Metrics
-	meterNow  func() time.Time // WithMeterClock
+	meterNow  func() time.Time     // WithMeterClock
+	accounts  func(*auth.Accounts) // WithAccounts
+	keys      *keyring.Keeper      // WithKeys
+	shared    bool                 // WithSharedLoginThrottle
+	argon2    *auth.Argon2         // WithArgon2
+}
+
+// sharedKeys is the key ring of every test server of the process that
+// names none (WithKeys): servers on one store share it, as cored
+// processes share their key file.
+var sharedKeys = sync.OnceValue(func() *keyring.Keeper { return keyring.Hold(keyring.Generate()) })
+
+// WithKeys makes the server sign sessions and seal secrets with the key
+// ring keys holds, instead of the one test servers share.
+func WithKeys(keys *keyring.Keeper) Option {
+	return func(o *options) { o.keys = keys }
+}
+
+// WithArgon2 hashes passwords with p instead of OWASP's parameters: a
+// test of many logins that is not about the cost of hashing runs in
+// seconds, not minutes.
+func WithArgon2(p auth.Argon2) Option {
+	return func(o *options) { o.argon2 = &p }
+}
+
+// WithSharedLoginThrottle counts failed logins in the store as well as in
+// memory, as cored does on MongoDB (auth.SharedFailures): servers on one
+// store share the counts, and a test sees the throttle's state in it.
+func WithSharedLoginThrottle() Option {
+	return func(o *options) { o.shared = true }
+}
+
+// WithAccounts lets a test change the accounts service before the server
+// serves (the password hashing parameters, as an operator raising them).
+func WithAccounts(change func(*auth.Accounts)) Option {
+	return func(o *options) { o.accounts = change }
 }
 
 // WithMeterClock makes the usage meter read the time from now (a test
@@ -126,6 +165,13 @@ func WithLogger(l *zap.Logger) Option {
 	return func(o *options) { o.logger = l }
 }
 
+// WithConsoleListener serves the console on a listener of its own
+// (Env.ConsoleURL), as cored serve --console-addr does; the main
+// listener then does not serve it.
+func WithConsoleListener() Option {
+	return func(o *options) { o.cfg.ConsoleAddr = "127.0.0.1:0" }
+}
+
 // WithRoutes mounts extra routes behind the server's middleware.
 func WithRoutes(mount func(e *echo.Echo)) Option {
 	return func(o *options) { o.server = append(o.server, server.WithRoutes(mount)) }
@@ -155,7 +201,12 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if st == nil {
 		st = openStore(t)
 	}
-	reg := tenant.NewDirectory(st)
+	keys := o.keys
+	if keys == nil {
+		keys = sharedKeys()
+	}
+	reg := tenant.NewDirectory(st, tenant.WithSealer(keys))
+	reg.LimitFunctionMemory(o.fnCfg.MaxMemory) // as cmd/cored does
 	if err := reg.Load(context.Background()); err != nil {
 		t.Fatalf("servertest: loading the registry: %v", err)
 	}
@@ -168,7 +219,16 @@ func Start(t testing.TB, opts ...Option) *Env {
 	}()
 	var stops []func() // Stop runs them in reverse, before the store closes
 	stops = append(stops, func() { stopWatch(); <-watched })
-	accounts := auth.NewAccounts([]byte("servertest session secret, 32 bytes or more"))
+	accounts := auth.NewAccounts(keys)
+	if o.argon2 != nil {
+		accounts.SetArgon2(*o.argon2)
+	}
+	if o.shared {
+		accounts.Throttle.Share(auth.NewSharedFailures(st, accounts.Now))
+	}
+	if o.accounts != nil {
+		o.accounts(accounts)
+	}
 	packages, logs := fn.NewPackages(st, fn.DefaultPackagesConfig()), fn.NewLog(st, fn.DefaultLogConfig())
 	reg.OnDelete(logs.Clear) // as cmd/cored does
 	runtime, err := fn.NewJS(o.fnCfg, packages, logs)
@@ -183,7 +243,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	serverOpts := []server.Option{server.WithFunctions(packages, logs)}
 	var imgs *oci.Registry
 	if o.images != nil {
-		imgs, err = oci.New(context.Background(), *o.images, st, packages, o.cfg.AdminTokenHash)
+		imgs, err = oci.New(context.Background(), *o.images, st, packages, o.cfg.AdminTokenHash, keys)
 		if err != nil {
 			t.Fatalf("servertest: starting the image registry: %v", err)
 		}
@@ -220,7 +280,13 @@ func Start(t testing.TB, opts ...Option) *Env {
 	srv := server.New(o.cfg, o.logger, st, reg, engine, append(serverOpts, o.server...)...)
 	hs := httptest.NewServer(srv.Handler())
 	stops = append(stops, hs.Close)
-	e := &Env{t: t, URL: hs.URL, Store: st, Directory: reg, Engine: engine, Accounts: accounts, Server: srv, Client: hs.Client(),
+	consoleURL := ""
+	if h := srv.ConsoleHandler(); h != nil {
+		chs := httptest.NewServer(h)
+		stops = append(stops, chs.Close)
+		consoleURL = chs.URL
+	}
+	e := &Env{t: t, URL: hs.URL, ConsoleURL: consoleURL, Store: st, Directory: reg, Engine: engine, Accounts: accounts, Server: srv, Client: hs.Client(),
 		Packages: packages, Logs: logs, Functions: runtime, Images: imgs, Meter: meter, stops: stops}
 	t.Cleanup(e.Stop) // runs before the store closes
 	return e

@@ -286,6 +286,8 @@ func (l *lexer) escape(ep Pos) (rune, error) {
 			return 0, err
 		}
 		switch {
+		case r1 == 0:
+			return 0, errorAt(ep, "invalid \\u escape: \\u0000 (NUL) is not allowed in a string")
 		case 0xDC00 <= r1 && r1 <= 0xDFFF:
 			return 0, errorAt(ep, "invalid \\u escape: lone low surrogate")
 		case 0xD800 <= r1 && r1 <= 0xDBFF:

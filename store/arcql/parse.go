@@ -25,6 +25,11 @@ func Parse(text string, lim Limits) (*Query, error) {
 	if !utf8.ValidString(text) {
 		return nil, errorAt(invalidUTF8Pos(text), "query is not valid UTF-8")
 	}
+	if i := strings.IndexByte(text, 0); i >= 0 {
+		// No stored text is matched with a NUL, and a NUL is where C
+		// strings (and some drivers' keys) end: refused everywhere.
+		return nil, errorAt(posOf(text, i), "query holds a NUL character")
+	}
 	p := &parser{lx: newLexer(text, lim.MaxStringBytes), lim: lim}
 	p.ahead = p.buf[:0]
 	q, err := p.query()
@@ -32,6 +37,20 @@ func Parse(text string, lim Limits) (*Query, error) {
 		return nil, err
 	}
 	return q, nil
+}
+
+// posOf is the position of byte offset i of s.
+func posOf(s string, i int) Pos {
+	p := Pos{Line: 1, Col: 1}
+	for _, r := range s[:i] {
+		if r == '\n' {
+			p.Line++
+			p.Col = 1
+		} else {
+			p.Col++
+		}
+	}
+	return p
 }
 
 // invalidUTF8Pos is the position of the first byte that is not UTF-8.

@@ -39,6 +39,7 @@ func (s *Store) aggregate(ctx context.Context, inst string, q *store.AggQuery) (
 		return nil, info, err
 	}
 	acc := store.NewAccumulator(q)
+	defer acc.Release()
 	fq := &store.Query{Type: q.Type, Filter: filter, IncludeTrashed: q.IncludeTrashed}
 	err = s.run(ctx, inst, fq, filter, &info, func(e *exec) error {
 		if isNever(e.filter) {

@@ -45,6 +45,7 @@ func (s *Store) aggregate(ctx context.Context, inst string, q *store.AggQuery) (
 		return nil, false, err
 	}
 	acc := store.NewAccumulator(q)
+	defer acc.Release()
 	if checkName("type", q.Type) != nil {
 		return acc.Groups(), false, nil
 	}
@@ -89,6 +90,10 @@ func countable(q *store.AggQuery, p *plan) bool {
 // countGroups runs $match and $group and adds each group's count. A
 // record without a key field and one with it null fall in one group here
 // as in the accumulator (MongoDB keeps them apart: AddCount joins them).
+// The server sends at most one group past the query's bound ($limit
+// after $group), enough for the accumulator to refuse it, and groups in
+// memory only (allowDiskUse false: its own 100 MB limit on a stage
+// stands).
 func (s *Store) countGroups(ctx context.Context, q *store.AggQuery, p *plan, acc *store.Accumulator) error {
 	var id any
 	if len(q.GroupBy) > 0 {
@@ -101,10 +106,11 @@ func (s *Store) countGroups(ctx context.Context, q *store.AggQuery, p *plan, acc
 	pipeline := mongo.Pipeline{
 		{{Key: "$match", Value: p.filter}},
 		{{Key: "$group", Value: bson.D{{Key: "_id", Value: id}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}},
+		{{Key: "$limit", Value: int64(q.GroupBound()) + 1}},
 	}
 	octx, cancel := s.op(ctx)
 	defer cancel()
-	cur, err := s.records.Aggregate(octx, pipeline)
+	cur, err := s.records.Aggregate(octx, pipeline, options.Aggregate().SetAllowDiskUse(false))
 	if err != nil {
 		return s.fail(ctx, "aggregate", err)
 	}
@@ -145,7 +151,7 @@ func (s *Store) streamRecords(ctx context.Context, q *store.AggQuery, p *plan, f
 	}
 	octx, cancel := s.op(ctx)
 	defer cancel()
-	cur, err := s.records.Find(octx, p.filter, options.Find().SetProjection(proj))
+	cur, err := s.findRecords(octx, findCommand{filter: p.filter, projection: proj})
 	if err != nil {
 		return s.fail(ctx, "aggregate", err)
 	}

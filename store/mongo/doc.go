@@ -47,7 +47,9 @@
 // read is checked with arcql.Match, so the compiled filter may be a
 // superset where MongoDB's semantics and ArcQL's part (ranges on lists,
 // `~` words, numbers seen as text); Skip and Limit then apply while
-// reading. Timestamps are BSON dates (milliseconds, which is what the
+// reading. The find carries maxTimeMS, the time left of the operation's
+// deadline (Config.OpTimeout), so that the database stops a slow query
+// itself (maxtime.go). Timestamps are BSON dates (milliseconds, which is what the
 // service writes). A list directly inside a list is stored as
 // {"%l": […]} because FerretDB v1 refuses nested arrays.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
 
 	"github.com/corehq/core/store"
 )
@@ -24,4 +25,10 @@ func (s *Store) ForgetUsage(ctx context.Context, inst string) error {
 	delete(s.counted, inst)
 	s.mu.Unlock()
 	return err
+}
+
+// WithCommandMonitor makes the store's client report every command it
+// sends to m, for tests that read what reaches the server.
+func WithCommandMonitor(m *event.CommandMonitor) func(*Config) {
+	return func(c *Config) { c.monitor = m }
 }

@@ -153,23 +153,23 @@ func (s *Store) Find(ctx context.Context, inst string, q *store.Query) ([]*store
 	if p.none {
 		return out, nil
 	}
-	opts := options.Find().SetSort(p.sort)
+	cmd := findCommand{filter: p.filter, sort: p.sort}
 	if p.exact {
 		if q.Skip > 0 {
-			opts.SetSkip(int64(q.Skip))
+			cmd.skip = int64(q.Skip)
 		}
 		if q.Limit > 0 {
-			opts.SetLimit(int64(q.Limit))
+			cmd.limit = int64(q.Limit)
 		}
 	} else if q.Limit > 0 && q.Skip+q.Limit < 1000 {
-		opts.SetBatchSize(int32(q.Skip + q.Limit + 8))
+		cmd.batchSize = int32(q.Skip + q.Limit + 8)
 	}
 	if q.IDsOnly {
-		opts.SetProjection(projection(filter, q.Sort))
+		cmd.projection = projection(filter, q.Sort)
 	}
 	octx, cancel := s.op(ctx)
 	defer cancel()
-	cur, err := s.records.Find(octx, p.filter, opts)
+	cur, err := s.findRecords(octx, cmd)
 	if err != nil {
 		return nil, s.fail(ctx, "find", err)
 	}

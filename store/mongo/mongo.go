@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
@@ -70,6 +71,10 @@ type Config struct {
 	// PollInterval is how often a Wait looks for changes other processes
 	// made (changes.go); at most 100 ms, default 50 ms.
 	PollInterval time.Duration
+
+	// monitor sees every command the client sends (set by the tests of
+	// this package, export_test.go).
+	monitor *event.CommandMonitor
 }
 
 // DefaultConfig returns the configuration for uri: majority write concern,
@@ -174,6 +179,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		SetConnectTimeout(cfg.ConnectTimeout).
 		SetServerSelectionTimeout(cfg.ConnectTimeout).
 		SetBSONOptions(&options.BSONOptions{DefaultDocumentMap: true})
+	if cfg.monitor != nil {
+		opts.SetMonitor(cfg.monitor)
+	}
 	client, err := mongo.Connect(opts)
 	if err != nil {
 		return nil, fmt.Errorf("mongo: connecting: %w", err)

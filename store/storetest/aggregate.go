@@ -179,12 +179,25 @@ func testAggregate(t *testing.T, e *env) {
 				"aggregate: more than 3 groups; narrow where, or group by fewer or coarser keys"},
 			{"distinct values", store.AggQuery{Type: "Book", Fields: priceAndAuthor, MaxDistinct: 4},
 				"aggregate: more than 4 distinct values; narrow where, or leave out distinct"},
+			{"bytes", store.AggQuery{Type: "Book", Fields: priceAndAuthor, GroupBy: byAuthor, MaxBytes: 2000},
+				"aggregate: its groups and distinct values would hold more than 2000 bytes; narrow where, group by fewer or coarser keys, or leave out distinct"},
+			{"bytes of counted groups", store.AggQuery{Type: "Book", GroupBy: byAuthor, MaxBytes: 500},
+				"aggregate: its groups and distinct values would hold more than 500 bytes; narrow where, group by fewer or coarser keys, or leave out distinct"},
 		} {
 			_, err := e.s.Aggregate(e.ctx, inst, &c.q)
 			var be *store.BoundError
 			if !errors.As(err, &be) || be.Msg != c.msg {
 				t.Errorf("%s: %v, want a BoundError %q", c.name, err, c.msg)
 			}
+		}
+		// Past the memory all aggregations share: the aggregation stops,
+		// and what it took is given back.
+		shared := store.NewAggMemory(1)
+		if _, err := e.s.Aggregate(e.ctx, inst, &store.AggQuery{Type: "Book", GroupBy: byAuthor, Shared: shared}); !errors.Is(err, store.ErrAggregateMemory) {
+			t.Errorf("past the shared memory: %v, want ErrAggregateMemory", err)
+		}
+		if shared.Used() != 0 {
+			t.Errorf("after the aggregation ended the shared memory holds %d bytes", shared.Used())
 		}
 		// At the bounds, the answer is whole.
 		if got := agg(&store.AggQuery{Type: "Book", Fields: priceAndAuthor, GroupBy: byAuthor, MaxGroups: 4, MaxDistinct: 6}); len(got) != 4 {

@@ -13,9 +13,9 @@ import (
 	"testing"
 )
 
-// TestREADMEListsEveryCode: the README's table of error codes holds every
+// TestDocsListEveryCode: the API page's table of error codes (docs/api.md) holds every
 // Code this package declares, each with its HTTP status, and no other.
-func TestREADMEListsEveryCode(t *testing.T) {
+func TestDocsListEveryCode(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), "errcode.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func TestREADMEListsEveryCode(t *testing.T) {
 		}
 		return true
 	})
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "docs", "api.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,12 +43,12 @@ func TestREADMEListsEveryCode(t *testing.T) {
 	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
 		listed = append(listed, m[1])
 		if want := strconv.Itoa(Code(m[1]).Status()); m[2] != want {
-			t.Errorf("README: %s answers %s, the code says %s", m[1], m[2], want)
+			t.Errorf("docs/api.md: %s answers %s, the code says %s", m[1], m[2], want)
 		}
 	}
 	slices.Sort(declared)
 	slices.Sort(listed)
 	if !slices.Equal(declared, listed) {
-		t.Errorf("README's error table lists\n  %s\nerrcode declares\n  %s", strings.Join(listed, " "), strings.Join(declared, " "))
+		t.Errorf("docs/api.md's error table lists\n  %s\nerrcode declares\n  %s", strings.Join(listed, " "), strings.Join(declared, " "))
 	}
 }
