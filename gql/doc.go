@@ -67,7 +67,7 @@
 //     client address, never from the instance's (ratelimit_address.go);
 //     each account, and each anonymous client address, holds at most its
 //     share of the instance's subscription connections
-//     (Engine.openConnection); a subscription event's changed names only
+//     (Subscriptions.Connect); a subscription event's changed names only
 //     the fields the caller may read, and an UPDATED of hidden fields
 //     alone is not delivered (visibleChanged); the grants events are
 //     decided on are read again once the feed shows a grant changed

@@ -2,7 +2,6 @@ package gql
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -48,19 +47,9 @@ type Engine struct {
 	meter *tenant.Meter
 	// aggMemory is the memory all aggregations hold at once (aggregate.go).
 	aggMemory *store.AggMemory
-	// streams ends with CloseStreams: every subscription, event stream
-	// and WebSocket runs under it.
-	streams     context.Context
-	stopStreams context.CancelFunc
-	// conns counts the open subscription connections per instance and
-	// callerConns per caller that holds some (openConnection).
-	connsMu     sync.Mutex
-	conns       map[string]int
-	callerConns map[connCaller]int
-	// tails are the shared readers of the feeds of the instances with
-	// subscriptions here (feed.go).
-	tailsMu sync.Mutex
-	tails   map[string]*feedTail
+	// subs are the subscriptions it runs: their streams, connections and
+	// feed readers (subscriptions.go).
+	subs *Subscriptions
 }
 
 // grantsTTL is how long a snapshot of an instance's grants serves before
@@ -103,12 +92,12 @@ const meterInterval = 2 * time.Second
 // and the accounts service; schemas are compiled with cfg's limits.
 func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts *auth.Accounts, log *zap.Logger, opts ...EngineOption) *Engine {
 	e := &Engine{cfg: cfg, store: st, instances: instances, accounts: accounts, log: log}
-	e.streams, e.stopStreams = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(e)
 	}
 	e.schemas = newSchemas(func(m *schema.Model) (*Schema, error) { return Build(m, cfg) }, instances.Holds)
 	e.grants = access.NewCache(st, grantsTTL)
+	e.subs = newSubscriptions(e.rateShare, e.grants)
 	e.aggMemory = store.NewAggMemory(aggregateMemory)
 	e.limiter = newRateLimiter(cfg.RateLimit, e.rateShare, time.Now)
 	if e.meter == nil {
@@ -126,82 +115,11 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 // WebSockets close with 1001 (going away). The server calls it when it
 // shuts down, since it waits for the requests in flight and a stream
 // never ends by itself.
-func (e *Engine) CloseStreams() { e.stopStreams() }
+func (e *Engine) CloseStreams() { e.subs.Close() }
 
-// openConnection counts a subscription connection (an event stream, a
-// WebSocket) of inst by p from clientIP, refused with SUBSCRIPTION_LIMIT
-// when the instance has as many open in this process as its part of the
-// setting subscriptionConnections allows, or the caller as many as its
-// share (subscriptionConnectionsPerAccount; tenant.Settings.SubscriptionShares):
-// an account counts its sessions together, an anonymous caller its
-// client address (an IPv6 one its /64), and the instance token has no
-// share but the instance's bound. Processes sharing a store divide both
-// as they divide rate limits (WithRateShare), each allowing its part
-// rounded up. Call release once when the connection ends.
-func (e *Engine) openConnection(inst *tenant.Instance, p auth.Principal, clientIP string) (release func(), err error) {
-	limit, perAccount := inst.Settings.SubscriptionShares()
-	part, share, n := limit, perAccount, 1
-	if e.rateShare != nil {
-		n = max(1, e.rateShare())
-		part, share = (limit+n-1)/n, (perAccount+n-1)/n
-	}
-	caller := connCaller{inst: inst.ID}
-	switch p.Kind {
-	case auth.User:
-		caller.key = "account " + p.AccountID
-	case auth.Anonymous:
-		caller.key = "address " + clientKey(clientIP)
-	}
-	e.connsMu.Lock()
-	defer e.connsMu.Unlock()
-	if e.conns[inst.ID] >= part {
-		if n > 1 {
-			return nil, errcode.New(errcode.SubscriptionLimit,
-				"the instance has %d subscription connections open in this process, its part (of %d processes) of the %d its setting subscriptionConnections allows: close one first", part, n, limit)
-		}
-		return nil, errcode.New(errcode.SubscriptionLimit,
-			"the instance has %d subscription connections open, the most its setting subscriptionConnections allows: close one first", limit)
-	}
-	if caller.key != "" && e.callerConns[caller] >= share {
-		who, its := "this account has", "its"
-		if p.Kind == auth.Anonymous {
-			who, its = "anonymous callers from this address have", "their"
-		}
-		if n > 1 {
-			return nil, errcode.New(errcode.SubscriptionLimit,
-				"%s %d subscription connections open in this process, the part (of %d processes) of %s share (setting subscriptionConnectionsPerAccount, %d) of the instance's %d: close one first", who, share, n, its, perAccount, limit)
-		}
-		return nil, errcode.New(errcode.SubscriptionLimit,
-			"%s %d subscription connections open, %s share (setting subscriptionConnectionsPerAccount) of the instance's %d: close one first", who, perAccount, its, limit)
-	}
-	if e.conns == nil {
-		e.conns, e.callerConns = map[string]int{}, map[connCaller]int{}
-	}
-	e.conns[inst.ID]++
-	if caller.key != "" {
-		e.callerConns[caller]++
-	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			e.connsMu.Lock()
-			defer e.connsMu.Unlock()
-			if e.conns[inst.ID]--; e.conns[inst.ID] <= 0 {
-				delete(e.conns, inst.ID)
-			}
-			if caller.key != "" {
-				if e.callerConns[caller]--; e.callerConns[caller] <= 0 {
-					delete(e.callerConns, caller)
-				}
-			}
-		})
-	}, nil
-}
-
-// connCaller is whose share of an instance's subscription connections a
-// connection takes: an account's, an anonymous client address's, or none
-// (key empty: the instance token).
-type connCaller struct{ inst, key string }
+// Subscriptions returns the state of the subscriptions the engine runs,
+// which their transports count their connections in.
+func (e *Engine) Subscriptions() *Subscriptions { return e.subs }
 
 // Meter returns the meter of the instances' requests and function calls
 // (the admin API's usage reads it).

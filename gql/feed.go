@@ -38,7 +38,7 @@ type feedTail struct {
 	// wake is closed and replaced when changes arrive or the reader fails.
 	wake chan struct{}
 	err  error
-	subs int // subscriptions holding the tail (Engine.tails counts them)
+	subs int // subscriptions holding the tail (Subscriptions.tails counts them)
 	// groups are the execution groups of its subscriptions, by shareKey.
 	groups map[string]*execGroup
 }
@@ -94,27 +94,27 @@ func readAfter(ctx context.Context, st store.Store, inst string, ch *store.Chang
 // acquireTail returns the tail of an instance's feed, starting its reader
 // when it is the first subscription of the instance here; release it
 // once the subscription ends.
-func (e *Engine) acquireTail(st store.Store, inst string, size int) (*feedTail, error) {
-	if t := e.joinTail(inst); t != nil {
+func (s *Subscriptions) acquireTail(st store.Store, inst string, size int) (*feedTail, error) {
+	if t := s.joinTail(inst); t != nil {
 		return t, nil
 	}
 	// The store is read outside the lock: other instances' subscriptions
 	// do not wait for it.
-	newest, err := st.LastChange(e.streams, inst)
+	newest, err := st.LastChange(s.streams, inst)
 	if err != nil {
 		return nil, err
 	}
-	e.tailsMu.Lock()
-	defer e.tailsMu.Unlock()
-	if t := e.joinLocked(inst); t != nil { // started meanwhile
+	s.tailsMu.Lock()
+	defer s.tailsMu.Unlock()
+	if t := s.joinLocked(inst); t != nil { // started meanwhile
 		return t, nil
 	}
-	ctx, cancel := context.WithCancel(e.streams)
-	t := &feedTail{st: st, inst: inst, grants: e.grants, ctx: ctx, cancel: cancel, size: max(size, 1), base: newest, wake: make(chan struct{}), subs: 1}
-	if e.tails == nil {
-		e.tails = map[string]*feedTail{}
+	ctx, cancel := context.WithCancel(s.streams)
+	t := &feedTail{st: st, inst: inst, grants: s.grants, ctx: ctx, cancel: cancel, size: max(size, 1), base: newest, wake: make(chan struct{}), subs: 1}
+	if s.tails == nil {
+		s.tails = map[string]*feedTail{}
 	}
-	e.tails[inst] = t
+	s.tails[inst] = t
 	go t.read()
 	return t, nil
 }
@@ -123,15 +123,15 @@ func (e *Engine) acquireTail(st store.Store, inst string, size int) (*feedTail, 
 // whose reader runs. A tail whose reader failed (a store error) serves no
 // new subscription: they start a fresh one, and the failed tail goes when
 // its last holder releases it.
-func (e *Engine) joinTail(inst string) *feedTail {
-	e.tailsMu.Lock()
-	defer e.tailsMu.Unlock()
-	return e.joinLocked(inst)
+func (s *Subscriptions) joinTail(inst string) *feedTail {
+	s.tailsMu.Lock()
+	defer s.tailsMu.Unlock()
+	return s.joinLocked(inst)
 }
 
-// joinLocked is joinTail with e.tailsMu held.
-func (e *Engine) joinLocked(inst string) *feedTail {
-	if t := e.tails[inst]; t != nil && !t.failed() {
+// joinLocked is joinTail with s.tailsMu held.
+func (s *Subscriptions) joinLocked(inst string) *feedTail {
+	if t := s.tails[inst]; t != nil && !t.failed() {
 		t.subs++
 		return t
 	}
@@ -140,15 +140,15 @@ func (e *Engine) joinLocked(inst string) *feedTail {
 
 // releaseTail ends a subscription's hold on t; the last one stops its
 // reader.
-func (e *Engine) releaseTail(t *feedTail) {
-	e.tailsMu.Lock()
-	defer e.tailsMu.Unlock()
+func (s *Subscriptions) releaseTail(t *feedTail) {
+	s.tailsMu.Lock()
+	defer s.tailsMu.Unlock()
 	if t.subs--; t.subs > 0 {
 		return
 	}
 	t.cancel()
-	if e.tails[t.inst] == t {
-		delete(e.tails, t.inst)
+	if s.tails[t.inst] == t {
+		delete(s.tails, t.inst)
 	}
 }
 

@@ -63,7 +63,7 @@ func streamContext(r *http.Request) context.Context {
 func (h *Handler) serveSSE(c echo.Context, env Env, req Request) error {
 	r := c.Request()
 	ctx := streamContext(r)
-	release, err := h.engine.openConnection(env.Instance, env.Principal, env.ClientIP)
+	release, err := h.engine.subs.Connect(env)
 	if err != nil {
 		return errcode.Write(c, err)
 	}

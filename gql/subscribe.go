@@ -20,16 +20,15 @@ import (
 	"github.com/corehq/core/store/arcql"
 )
 
-// Subscriptions (issue 16). A subscription reads the instance's change
-// feed (store.Store.Changes and Wait) from where it starts: the newest
-// change when it opens, or the cursor it resumes after (the retained
-// changes since are replayed first). For each change of its type (and
-// id) it decides at that moment, with the code get and find use
-// (authz.go), whether the caller may read the record, applies its ArcQL
-// filter to the record after the change (before it for DELETED), and
-// executes the document on the event with graphql.Execute: node is
-// resolved like get, references included. The transports (sse.go,
-// websocket.go) only carry what Stream gives them.
+// A subscription reads the instance's change feed (store.Store.Changes
+// and Wait) from where it starts: the newest change when it opens, or the
+// cursor it resumes after (the retained changes since are replayed
+// first). For each change of its type (and id) it decides at that moment,
+// with the code get and find use (authz.go), whether the caller may read
+// the record, applies its ArcQL filter to the record after the change
+// (before it for DELETED), and executes the document on the event with
+// graphql.Execute: node is resolved like get, references included. The
+// transports (sse.go, websocket.go) only carry what Stream gives them.
 
 // errSubscriptionTransport answers a subscription sent as a plain query.
 var errSubscriptionTransport = errcode.New(errcode.BadRequest,
@@ -199,7 +198,7 @@ func (e *Engine) Subscribe(ctx context.Context, env Env, req Request, resume str
 	sub.checked = time.Now()
 	// The stream ends with Close or CloseStreams, not with the request
 	// that opened it (a WebSocket's first message).
-	ctx, cancel := context.WithCancel(e.streams)
+	ctx, cancel := context.WithCancel(e.subs.streams)
 	st := &Stream{events: make(chan Event), cancel: cancel, done: make(chan struct{})}
 	q := &eventQueue{max: queue, notify: make(chan struct{}, 1)}
 	go func() {
@@ -376,11 +375,11 @@ func (sub *subscription) run(ctx context.Context, last uint64, out *eventQueue) 
 	if size <= 0 {
 		size = DefaultConfig().SubscriptionTail
 	}
-	t, err := sub.engine.acquireTail(st, inst, size)
+	t, err := sub.engine.subs.acquireTail(st, inst, size)
 	if err != nil {
 		return feedError(err)
 	}
-	defer sub.engine.releaseTail(t)
+	defer sub.engine.subs.releaseTail(t)
 	g := t.join(sub.shareKey())
 	defer t.leave(g)
 	var timer *time.Timer

@@ -126,7 +126,7 @@ func (h *Handler) serveWebSocket(c echo.Context) error {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Request().Context()))
 	w := &wsConn{h: h, conn: conn, legacy: proto == protoLegacyWS, c: c, ctx: ctx, cancel: cancel, subs: map[string]*Stream{}}
 	defer w.stop()
-	defer context.AfterFunc(h.engine.streams, func() {
+	defer context.AfterFunc(h.engine.subs.streams, func() {
 		w.close(websocket.StatusGoingAway, "the server is shutting down")
 	})()
 	init := time.AfterFunc(wsInitTimeout, func() {
@@ -294,7 +294,7 @@ func (w *wsConn) init(payload any) bool {
 		w.close(closeForbidden, msg)
 		return false
 	}
-	release, err := w.h.engine.openConnection(env.Instance, env.Principal, env.ClientIP)
+	release, err := w.h.engine.subs.Connect(env)
 	if err != nil {
 		if w.legacy {
 			w.send(wsMessage{Type: "connection_error", Payload: map[string]any{"message": errcode.As(err).Message}})
