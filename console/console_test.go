@@ -9,14 +9,14 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/corehq/core/console"
-	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/server/door"
 )
 
 // newEcho mounts the console on an echo that answers errors as the
 // server does (errcode's envelope).
 func newEcho() (*echo.Echo, *console.Handler) {
 	e := echo.New()
-	e.HTTPErrorHandler = func(err error, c echo.Context) { _ = errcode.Write(c, err) }
+	e.HTTPErrorHandler = func(err error, c echo.Context) { _ = door.WriteError(c, err) }
 	h := console.New()
 	h.Register(e)
 	return e, h

@@ -8,12 +8,19 @@
 // instance (core-domain, through tenant.Directory.Resolve), the caller
 // (auth.Accounts.Authenticate), the release the instance runs (loaded
 // once: the request finishes on it) and that release's compiled Schema,
-// typed; then it runs documents on it (Engine.Run, Engine.Do). The doors
-// are thin: Handler serves /graphql (handler.go), package rest rewrites
-// /rest/v1 into documents, package webhook hands raw requests to
-// Engine.OpenWebhook and Engine.RunWebhook. They read and write HTTP and
-// never reach the store or each other. Engine.CORS is the instances'
-// cross-origin policy, shared by /graphql and /rest/v1.
+// typed; then it runs documents on it (Engine.Run, Engine.Do). The engine
+// speaks no HTTP (internal/archtest holds it to that): the doors in front
+// of it are packages of their own — gql/transport serves /graphql (POST,
+// GET, SSE and WebSocket), package rest rewrites /rest/v1 into documents,
+// package webhook hands raw requests to Engine.OpenWebhook and
+// Engine.RunWebhook — and package server/door holds their shared
+// middleware (opening a request, CORS) and writers. They reach the engine
+// through its exported methods only, and never the store or each other.
+//
+// Subscriptions (subscriptions.go) is the state of the subscriptions the
+// engine runs, apart from the rest of it: the context they all run under,
+// the connections counted per instance and per caller, and the shared
+// readers of the instances' feeds (feed.go).
 //
 // The engine keeps at most DefaultSchemaLimit (256) releases compiled
 // (schemas.go; a compiled schema takes about 211 KiB, so about 54 MiB at
@@ -42,8 +49,7 @@
 // object, CoreMutationType, CoreRootAggregate, CoreUpsertInputUnion,
 // CoreFilterConnection and PageInfo; and the subscription root
 // (subscribe, CoreChange, CoreChangeOp), run by subscribe.go on the
-// store's change feed and carried over SSE and WebSocket (sse.go,
-// websocket.go).
+// store's change feed and carried over SSE and WebSocket by gql/transport.
 //
 // Decisions where the design is silent:
 //   - Paging: `after`/`before` are record ids; FIRST is accepted as

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
 	"github.com/corehq/core/access"
@@ -20,10 +19,11 @@ import (
 // request names, the caller its token makes, and the compiled schema of
 // the release the instance runs (loaded once: the request finishes on it
 // even if the instance moves to another release meanwhile), then runs
-// GraphQL documents on that schema. /graphql (Handler), /rest/v1 (rest),
-// /webhook (webhook, through OpenWebhook) and the subscription transports
-// are thin doors in front of it: they read HTTP and write HTTP, and
-// never reach the store or each other. Safe for concurrent use.
+// GraphQL documents on that schema. /graphql and its subscription
+// transports (gql/transport), /rest/v1 (rest) and /webhook (webhook,
+// through OpenWebhook) are thin doors in front of it: they read HTTP and
+// write HTTP, and never reach the store or each other. Safe for
+// concurrent use.
 type Engine struct {
 	cfg       Config
 	store     store.Store
@@ -97,7 +97,7 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 	}
 	e.schemas = newSchemas(func(m *schema.Model) (*Schema, error) { return Build(m, cfg) }, instances.Holds)
 	e.grants = access.NewCache(st, grantsTTL)
-	e.subs = newSubscriptions(e.rateShare, e.grants)
+	e.subs = newSubscriptions(cfg, e.rateShare, e.grants)
 	e.aggMemory = store.NewAggMemory(aggregateMemory)
 	e.limiter = newRateLimiter(cfg.RateLimit, e.rateShare, time.Now)
 	if e.meter == nil {
@@ -124,6 +124,10 @@ func (e *Engine) Subscriptions() *Subscriptions { return e.subs }
 // Meter returns the meter of the instances' requests and function calls
 // (the admin API's usage reads it).
 func (e *Engine) Meter() *tenant.Meter { return e.meter }
+
+// Instances returns the directory of the instances the engine serves
+// (the doors' middleware resolves core-domain and CORS in it).
+func (e *Engine) Instances() *tenant.Directory { return e.instances }
 
 // Log returns the logger resolvers and doors report to.
 func (e *Engine) Log() *zap.Logger { return e.log }
@@ -184,6 +188,13 @@ func (e *Engine) Open(ctx context.Context, inst *tenant.Instance, authorization,
 	return env, nil
 }
 
+// Admit counts one more request of env's caller as Open counted the
+// request that opened env (admitCaller): a WebSocket's operations each
+// count as a request of their own.
+func (e *Engine) Admit(env Env) error {
+	return e.admitCaller(env.Instance, env.Principal, env.ClientIP)
+}
+
 // admitCaller counts one request of inst by p from clientIP against a
 // rate limit (429 RATE_LIMITED over it) and the instance's meter: a
 // caller with a valid token (the instance token, a session) against the
@@ -215,40 +226,6 @@ func (e *Engine) env(inst *tenant.Instance, p auth.Principal, clientIP string) E
 func keysOf(inst *tenant.Instance) auth.Instance {
 	return auth.Instance{ID: inst.ID, TokenHash: inst.TokenHash, AdminAccountID: inst.AdminAccountID,
 		SessionIdleTimeout: time.Duration(inst.Settings.SessionIdleTimeout) * time.Second}
-}
-
-// Resolve is the middleware of the doors that name their instance in the
-// core-domain header (/graphql, /rest/v1): it opens the request (Open)
-// and puts its environment in the request context, where EnvFrom finds
-// it. A missing header is BAD_REQUEST, an unknown domain UNKNOWN_DOMAIN.
-func (e *Engine) Resolve(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		req := c.Request()
-		inst, err := e.instances.Resolve(req.Header.Values(tenant.Header))
-		if err != nil {
-			return err
-		}
-		ctx := tenant.WithInstance(req.Context(), inst) // for the request's log line
-		env, err := e.Open(ctx, inst, req.Header.Get("authorization"), c.RealIP())
-		if err != nil {
-			c.SetRequest(req.WithContext(ctx))
-			return errcode.Write(c, err)
-		}
-		c.SetRequest(req.WithContext(context.WithValue(ctx, envKey{}, &env)))
-		return next(c)
-	}
-}
-
-type envKey struct{}
-
-// EnvFrom returns the environment Resolve opened for a request; ok is
-// false for a request that did not pass Resolve.
-func EnvFrom(ctx context.Context) (env Env, ok bool) {
-	p, ok := ctx.Value(envKey{}).(*Env)
-	if !ok {
-		return Env{}, false
-	}
-	return *p, true
 }
 
 // Run runs one request in env and leaves the answer encoded, for doors

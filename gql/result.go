@@ -3,11 +3,8 @@ package gql
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/labstack/echo/v4"
 )
 
 // A Result from the compiled executor carries its data already encoded:
@@ -277,27 +274,4 @@ func putBuffer(p *[]byte, b []byte) {
 	}
 	*p = b[:0]
 	buffers.Put(p)
-}
-
-// writeResult answers a Result as c.JSON would (pretty-printed on
-// ?pretty), writing the encoded data as it is.
-func writeResult(c echo.Context, res *Result) error {
-	if c.Echo().Debug || c.Request().URL.RawQuery != "" {
-		if _, pretty := c.QueryParams()["pretty"]; pretty || c.Echo().Debug {
-			return c.JSON(res.Status, res)
-		}
-	}
-	body, err := res.Body()
-	if err != nil {
-		return err
-	}
-	return WriteJSON(c, res.Status, body)
-}
-
-// WriteJSON answers an encoded JSON body with its length: net/http then
-// sends it whole rather than in chunks (a chunked answer larger than the
-// connection's buffer costs a write for each chunk and one to end them).
-func WriteJSON(c echo.Context, status int, body []byte) error {
-	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
-	return c.JSONBlob(status, body)
 }

@@ -28,7 +28,8 @@ import (
 // the record, applies its ArcQL filter to the record after the change
 // (before it for DELETED), and executes the document on the event with
 // graphql.Execute: node is resolved like get, references included. The
-// transports (sse.go, websocket.go) only carry what Stream gives them.
+// transports (gql/transport: SSE, WebSocket) only carry what Stream gives
+// them.
 
 // errSubscriptionTransport answers a subscription sent as a plain query.
 var errSubscriptionTransport = errcode.New(errcode.BadRequest,
@@ -86,20 +87,8 @@ func (s *Stream) Close() {
 	<-s.done
 }
 
-// IsSubscription reports whether the operation a request runs is a
-// subscription (false when the document does not parse or validate: it
-// then runs as a query and answers its errors).
-func IsSubscription(s *Schema, req Request) bool {
-	d := s.document(req.Query)
-	if d.ast == nil {
-		return false
-	}
-	op := operation(d.ast, req.OperationName)
-	return op != nil && op.Operation == ast.OperationTypeSubscription
-}
-
 // Subscribe starts the subscription req runs in env, which the caller's
-// request opened (Engine.Open, Resolve): the same guard, limits and
+// request opened (Engine.Open): the same guard, limits and
 // authentication as queries. resume, when not empty, is a cursor that
 // replaces the document's after argument (SSE's Last-Event-ID). It
 // answers a Result instead of a Stream when the subscription cannot

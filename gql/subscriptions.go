@@ -20,6 +20,9 @@ type Subscriptions struct {
 	// streams ends with Close.
 	streams context.Context
 	stop    context.CancelFunc
+	// perConnection is the most subscriptions one connection may run
+	// (Config.MaxSubscriptions).
+	perConnection int
 	// share counts the processes sharing the instances' bounds (nil: this
 	// one alone; Engine's WithRateShare).
 	share func() int
@@ -37,10 +40,14 @@ type Subscriptions struct {
 	tails   map[string]*feedTail
 }
 
-// newSubscriptions returns the subscriptions' state of an engine whose
-// processes share returns the count of (nil: one), over its grants.
-func newSubscriptions(share func() int, grants *access.Cache) *Subscriptions {
-	s := &Subscriptions{share: share, grants: grants}
+// newSubscriptions returns the subscriptions' state of an engine with
+// cfg, whose processes share returns the count of (nil: one), over its
+// grants.
+func newSubscriptions(cfg Config, share func() int, grants *access.Cache) *Subscriptions {
+	s := &Subscriptions{perConnection: cfg.MaxSubscriptions, share: share, grants: grants}
+	if s.perConnection <= 0 {
+		s.perConnection = DefaultConfig().MaxSubscriptions
+	}
 	s.streams, s.stop = context.WithCancel(context.Background())
 	return s
 }
@@ -49,9 +56,17 @@ func newSubscriptions(share func() int, grants *access.Cache) *Subscriptions {
 // close with 1001 (going away). Engine.CloseStreams calls it.
 func (s *Subscriptions) Close() { s.stop() }
 
-// Done returns a channel closed once Close has ended the subscriptions: a
-// transport ends its connections then.
-func (s *Subscriptions) Done() <-chan struct{} { return s.streams.Done() }
+// AfterClose arranges for f to run in its own goroutine once Close has
+// ended the subscriptions (at once when it has), as context.AfterFunc
+// does: a transport closes its connections then. stop cancels the
+// arrangement, reporting whether it kept f from starting.
+func (s *Subscriptions) AfterClose(f func()) (stop func() bool) {
+	return context.AfterFunc(s.streams, f)
+}
+
+// PerConnection returns the most subscriptions one connection (a
+// WebSocket) may run at once (Config.MaxSubscriptions).
+func (s *Subscriptions) PerConnection() int { return s.perConnection }
 
 // Connect counts a subscription connection (an event stream, a
 // WebSocket) of env's instance by its caller, refused with

@@ -12,20 +12,18 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/server/door"
 )
 
 // Engine runs the documents REST rewrites requests into (*gql.Engine).
 type Engine interface {
-	// Resolve is the middleware that opens a request: its instance
-	// (core-domain), its caller (authorization) and its schema, found
-	// after by gql.EnvFrom.
-	Resolve(next echo.HandlerFunc) echo.HandlerFunc
+	// door.Engine opens a request (door.Resolve: its instance from
+	// core-domain, its caller from authorization, and its schema, found
+	// after by door.EnvFrom) and holds the instances CORS reads.
+	door.Engine
 	// Run runs a document in a request's environment, leaving the answer
 	// encoded.
 	Run(ctx context.Context, env gql.Env, req gql.Request) *gql.Result
-	// CORS returns the instances' cross-origin policy for routes that
-	// allow methods: middleware, and the OPTIONS handler.
-	CORS(methods string) (echo.MiddlewareFunc, echo.HandlerFunc)
 }
 
 var _ Engine = (*gql.Engine)(nil)
@@ -45,12 +43,12 @@ func New(engine Engine) *Handler {
 const methods = "GET, POST, PUT, DELETE, OPTIONS"
 
 // Register mounts the routes on g, the /rest/v1 group. Every route but
-// OPTIONS runs behind the engine's Resolve (core-domain → instance,
+// OPTIONS runs behind door.Resolve (core-domain → instance,
 // authorization → caller), after the CORS headers are set. OPTIONS needs
 // neither.
 func (h *Handler) Register(g *echo.Group) {
-	cors, preflight := h.engine.CORS(methods)
-	mw := []echo.MiddlewareFunc{cors, h.engine.Resolve}
+	cors, preflight := door.CORS(h.engine, methods)
+	mw := []echo.MiddlewareFunc{cors, door.Resolve(h.engine)}
 	for _, r := range []struct {
 		path    string
 		route   Route
@@ -86,7 +84,7 @@ func notAllowed(echo.Context) error { return echo.ErrMethodNotAllowed }
 
 // envOf returns the environment Resolve opened for the request.
 func envOf(c echo.Context) (gql.Env, error) {
-	e, ok := gql.EnvFrom(c.Request().Context())
+	e, ok := door.EnvFrom(c.Request().Context())
 	if !ok {
 		return e, errcode.New(errcode.Internal, "internal error")
 	}
@@ -121,7 +119,7 @@ func (h *Handler) serve(route Route) echo.HandlerFunc {
 			if err != nil {
 				return errcode.Wrap(errcode.Internal, err, "internal error")
 			}
-			return gql.WriteJSON(c, status, b)
+			return door.WriteJSON(c, status, b)
 		}
 		return c.JSON(status, body)
 	}
@@ -229,5 +227,5 @@ func (h *Handler) openAPI(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return gql.WriteJSON(c, http.StatusOK, doc)
+	return door.WriteJSON(c, http.StatusOK, doc)
 }

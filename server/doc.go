@@ -2,9 +2,12 @@
 // the cross-cutting middleware (request id, one log line per request,
 // panic recovery, body limit), the errcode envelope for every failure
 // (echo's own 404/405 included), /healthz and /readyz, and the doors:
-// /admin/v1 (admin), /graphql (tenant → auth → gql). Later doors (/rest/v1,
-// /webhook/…) are mounted in routes, and so is the web console's
+// /admin/v1 (admin), /graphql (gql/transport), /rest/v1 (rest) and
+// /webhook/… (webhook), mounted in routes, and the web console's
 // /console/ (console: static files only, which call the doors above).
+// What the data doors share at the edge (door.Resolve, door.CORS, the
+// answer writers) is package server/door, which they import; this
+// package imports the doors.
 // With Config.ConsoleAddr the console moves to a listener of its own
 // (ConsoleHandler, ServeConsole), an origin that serves no tenant content:
 // the console, the admin API, /graphql and the probes, never webhooks, REST

@@ -16,9 +16,11 @@ import (
 	"github.com/corehq/core/console"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/gql/transport"
 	"github.com/corehq/core/metrics"
 	"github.com/corehq/core/oci"
 	"github.com/corehq/core/rest"
+	"github.com/corehq/core/server/door"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
 	"github.com/corehq/core/webhook"
@@ -151,10 +153,10 @@ func (s *Server) routes() {
 	}
 
 	// The data doors, each a thin front of the engine: /graphql and
-	// /rest/v1 name their instance in core-domain (the engine's Resolve
-	// opens the request; REST's OPTIONS needs no instance);
+	// /rest/v1 name their instance in core-domain (door.Resolve opens the
+	// request; REST's OPTIONS needs no instance);
 	// /webhook/{domain}/{name} names it in the path.
-	gql.NewHandler(s.engine).Register(e)
+	transport.New(s.engine).Register(e)
 	rest.New(s.engine).Register(e.Group("/rest/v1"))
 	wcfg := webhook.DefaultConfig()
 	wcfg.BodyLimit = s.cfg.BodyLimit
@@ -195,7 +197,7 @@ func (s *Server) operatorRoutes(e *echo.Echo) {
 func (s *Server) consoleRoutes() {
 	e := s.console
 	s.operatorRoutes(e)
-	gql.NewHandler(s.engine).Register(e)
+	transport.New(s.engine).Register(e)
 	console.New().Register(e)
 	e.Any("/webhook/*", func(c echo.Context) error {
 		return errcode.New(errcode.NotFound, "webhooks are served on the service's main listener, not on the console's")
@@ -205,7 +207,7 @@ func (s *Server) consoleRoutes() {
 // deadline gives every request but the image registry's a context that
 // ends after d (none when d is 0); a request that ran past it answers 504
 // TIMEOUT unless its answer was already on its way. Subscriptions are
-// not bounded by it (gql.WithStreamContext).
+// not bounded by it (door.WithStreamContext).
 func (s *Server) deadline(d time.Duration) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -216,7 +218,7 @@ func (s *Server) deadline(d time.Duration) echo.MiddlewareFunc {
 			defer dctx.release()
 			// An event stream stays open as long as its client keeps it
 			// (a WebSocket runs on its own context once upgraded).
-			ctx := gql.WithStreamContext(dctx, c.Request().Context())
+			ctx := door.WithStreamContext(dctx, c.Request().Context())
 			c.SetRequest(c.Request().WithContext(ctx))
 			err := next(c)
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) && !c.Response().Committed {

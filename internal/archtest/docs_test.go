@@ -218,3 +218,31 @@ func TestNoIssueNumbers(t *testing.T) {
 		}
 	}
 }
+
+// codePathRE finds a code span that names a path of the repository:
+// `gql/engine.go`, `internal/nodetest/`, `rest/rewrite*.go`.
+var codePathRE = regexp.MustCompile("`(\\.?[a-z][\\w.-]*(?:/[\\w.*-]+)*/?)`")
+
+// TestNamedPathsExist: every path the architecture page and the
+// contributors' guide name in code spans, beginning with a folder or file
+// of the repository's root, exists (a pattern matches something), so that
+// their "where to look" stays true when code moves.
+func TestNamedPathsExist(t *testing.T) {
+	t.Parallel()
+	for _, page := range []string{"ARCHITECTURE.md", "CONTRIBUTING.md"} {
+		for _, m := range codePathRE.FindAllStringSubmatch(read(t, page), -1) {
+			p := m[1]
+			first, _, nested := strings.Cut(p, "/")
+			if !nested {
+				continue // a name, not a path
+			}
+			if _, err := os.Stat(filepath.Join(repoRoot, first)); err != nil {
+				continue // not of the repository (a media type, a route)
+			}
+			found, err := filepath.Glob(filepath.Join(repoRoot, filepath.FromSlash(strings.TrimSuffix(p, "/"))))
+			if err != nil || len(found) == 0 {
+				t.Errorf("%s names %s, which does not exist", page, p)
+			}
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package gql
+package door
 
 import (
 	"net/http"
@@ -26,14 +26,14 @@ const (
 // policy (Settings.CORS) allows that origin, to run before Resolve so that
 // the failures of resolving are readable by an allowed page too; and the
 // handler of the door's OPTIONS routes.
-func (e *Engine) CORS(methods string) (echo.MiddlewareFunc, echo.HandlerFunc) {
+func CORS(e Engine, methods string) (echo.MiddlewareFunc, echo.HandlerFunc) {
 	mw := func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
 			if origin := req.Header.Get("Origin"); origin != "" {
 				hdr := c.Response().Header()
 				hdr.Add("Vary", "Origin")
-				if e.allowsOrigin(req, origin) {
+				if allowsOrigin(e.Instances(), req, origin) {
 					hdr.Set("Access-Control-Allow-Origin", origin)
 					hdr.Set("Access-Control-Expose-Headers", corsExpose)
 				}
@@ -56,7 +56,7 @@ func (e *Engine) CORS(methods string) (echo.MiddlewareFunc, echo.HandlerFunc) {
 		hdr.Add("Vary", "Origin")
 		hdr.Add("Vary", "Access-Control-Request-Method")
 		hdr.Add("Vary", "Access-Control-Request-Headers")
-		if e.allowsOrigin(req, origin) {
+		if allowsOrigin(e.Instances(), req, origin) {
 			hdr.Set("Access-Control-Allow-Origin", origin)
 			hdr.Set("Access-Control-Allow-Methods", methods)
 			hdr.Set("Access-Control-Allow-Headers", corsHeaders)
@@ -74,12 +74,12 @@ func (e *Engine) CORS(methods string) (echo.MiddlewareFunc, echo.HandlerFunc) {
 // real request, which names its instance, is then answered with CORS
 // headers only if that instance allows the origin, so a page of another
 // origin cannot read its answer.
-func (e *Engine) allowsOrigin(req *http.Request, origin string) bool {
+func allowsOrigin(instances *tenant.Directory, req *http.Request, origin string) bool {
 	if domain := req.Header.Get(tenant.Header); domain != "" {
-		inst, ok := e.instances.Lookup(domain)
+		inst, ok := instances.Lookup(domain)
 		return ok && inst.Settings.CORS.Allows(origin)
 	}
-	for _, inst := range e.instances.Instances() {
+	for _, inst := range instances.Instances() {
 		if inst.Settings.CORS.Allows(origin) {
 			return true
 		}

@@ -1,8 +1,7 @@
-package gql
+package transport
 
 import (
 	"bufio"
-	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -10,6 +9,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/gql"
+	"github.com/corehq/core/server/door"
 )
 
 // GraphQL over Server-Sent Events, the protocol of the graphql-sse
@@ -39,38 +40,18 @@ func wantsEventStream(r *http.Request) bool {
 	return false
 }
 
-type streamCtxKey struct{}
-
-// WithStreamContext returns ctx, a request's context that the server
-// bounds by its request time-out, knowing the request's context before
-// that bound: an event stream runs on the latter, so that it ends when
-// its client goes away, not when the time-out a query has passes. A
-// request that is no stream keeps its time-out.
-func WithStreamContext(ctx, unbounded context.Context) context.Context {
-	return context.WithValue(ctx, streamCtxKey{}, unbounded)
-}
-
-// streamContext returns the context an event stream of a request runs
-// on: the one WithStreamContext recorded, else the request's own.
-func streamContext(r *http.Request) context.Context {
-	if ctx, ok := r.Context().Value(streamCtxKey{}).(context.Context); ok {
-		return ctx
-	}
-	return r.Context()
-}
-
 // serveSSE runs the subscription req as an event stream.
-func (h *Handler) serveSSE(c echo.Context, env Env, req Request) error {
+func (h *Handler) serveSSE(c echo.Context, env gql.Env, req gql.Request) error {
 	r := c.Request()
-	ctx := streamContext(r)
-	release, err := h.engine.subs.Connect(env)
+	ctx := door.StreamContext(r)
+	release, err := h.engine.Subscriptions().Connect(env)
 	if err != nil {
-		return errcode.Write(c, err)
+		return door.WriteError(c, err)
 	}
 	defer release()
 	st, res := h.engine.Subscribe(ctx, env, req, r.Header.Get("Last-Event-ID"))
 	if res != nil {
-		return writeResult(c, res)
+		return door.WriteResult(c, res)
 	}
 	defer st.Close()
 	w := c.Response()
@@ -108,7 +89,7 @@ func (h *Handler) serveSSE(c echo.Context, env Env, req Request) error {
 			if !ok {
 				if err := st.Err(); err != nil {
 					_, body := errcode.Body(err)
-					if b, jerr := (&Result{Errors: body.Errors}).MarshalJSON(); jerr == nil {
+					if b, jerr := (&gql.Result{Errors: body.Errors}).MarshalJSON(); jerr == nil {
 						writeSSE(bw, "next", "", b)
 					}
 				}

@@ -1,34 +1,36 @@
-package gql
+package transport
 
 import (
 	"net/http"
 	"strconv"
 
-	"github.com/graphql-go/graphql/language/ast"
 	"github.com/labstack/echo/v4"
 
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/gql"
 	"github.com/corehq/core/gql/jsonvalue"
+	"github.com/corehq/core/server/door"
 )
 
 // Handler is the /graphql door: GraphQL over HTTP, POST and GET, for the
-// instance the request's core-domain names. Engine.Resolve, the route's
-// middleware, has opened the request (instance, caller, schema); Serve
+// instance the request's core-domain names. door.Resolve, the route's
+// middleware, has opened the request (instance, caller, schema); serve
 // reads the request, runs it on the engine and writes the answer.
 type Handler struct {
-	engine *Engine
+	engine *gql.Engine
 }
 
-// NewHandler returns the /graphql door of engine.
-func NewHandler(engine *Engine) *Handler { return &Handler{engine: engine} }
+// New returns the /graphql door of engine.
+func New(engine *gql.Engine) *Handler { return &Handler{engine: engine} }
 
 // Register mounts POST and GET /graphql on e, behind the instances' CORS
-// policy and Engine.Resolve, and OPTIONS for preflights (no token); a GET
+// policy and door.Resolve, and OPTIONS for preflights (no token); a GET
 // that upgrades to a WebSocket runs subscriptions (websocket.go).
 func (h *Handler) Register(e *echo.Echo) {
-	cors, preflight := h.engine.CORS("GET, POST, OPTIONS")
-	e.POST("/graphql", h.Serve, cors, h.engine.Resolve)
-	get := cors(h.engine.Resolve(h.Serve))
+	cors, preflight := door.CORS(h.engine, "GET, POST, OPTIONS")
+	resolve := door.Resolve(h.engine)
+	e.POST("/graphql", h.serve, cors, resolve)
+	get := cors(resolve(h.serve))
 	e.GET("/graphql", func(c echo.Context) error {
 		// A WebSocket names its instance and caller in its
 		// connection_init (websocket.go).
@@ -40,31 +42,31 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.OPTIONS("/graphql", preflight)
 }
 
-// Serve answers one GraphQL-over-HTTP request: POST with a JSON body
+// serve answers one GraphQL-over-HTTP request: POST with a JSON body
 // {query, operationName, variables}, or GET with those as query
 // parameters (variables as JSON text; GET runs queries only).
-func (h *Handler) Serve(c echo.Context) error {
+func (h *Handler) serve(c echo.Context) error {
 	req, err := readRequest(c.Request())
 	if err != nil {
-		return errcode.Write(c, err)
+		return door.WriteError(c, err)
 	}
 	ctx := c.Request().Context()
-	env, ok := EnvFrom(ctx)
+	env, ok := door.EnvFrom(ctx)
 	if !ok {
-		return errcode.Write(c, errcode.New(errcode.Internal, "internal error"))
+		return door.WriteError(c, errcode.New(errcode.Internal, "internal error"))
 	}
-	if wantsEventStream(c.Request()) && IsSubscription(env.Schema, req) {
+	if wantsEventStream(c.Request()) && gql.IsSubscription(env.Schema, req) {
 		return h.serveSSE(c, env, req)
 	}
-	if c.Request().Method == http.MethodGet && isMutation(env.Schema, req) {
-		return errcode.Write(c, errcode.New(errcode.BadRequest, "mutations need POST"))
+	if c.Request().Method == http.MethodGet && gql.IsMutation(env.Schema, req) {
+		return door.WriteError(c, errcode.New(errcode.BadRequest, "mutations need POST"))
 	}
 	res := h.engine.Run(ctx, env, req)
 	defer res.Release()
 	if res.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(res.RetryAfter))
 	}
-	return writeResult(c, res)
+	return door.WriteResult(c, res)
 }
 
 // maxJSONDepth bounds the nesting of a request body and of its variables:
@@ -75,8 +77,8 @@ const maxJSONDepth = 64
 // string (GET). A body is one JSON object, decoded strictly (jsonvalue):
 // a duplicate key or data after the object is BAD_REQUEST, as is a member
 // of the wrong type.
-func readRequest(r *http.Request) (Request, error) {
-	var req Request
+func readRequest(r *http.Request) (gql.Request, error) {
+	var req gql.Request
 	if r.Method == http.MethodGet {
 		q := r.URL.Query()
 		req.Query = q.Get("query")
@@ -118,8 +120,8 @@ func readRequest(r *http.Request) (Request, error) {
 // requestOf takes a Request from the members of a decoded body: query a
 // string, operationName a string or null, variables an object or null.
 // Other members (extensions) are ignored; a null query is a missing one.
-func requestOf(m map[string]any) (Request, error) {
-	var req Request
+func requestOf(m map[string]any) (gql.Request, error) {
+	var req gql.Request
 	switch q := m["query"].(type) {
 	case nil:
 	case string:
@@ -152,22 +154,4 @@ func variablesOf(x any) (vars map[string]any, ok bool) {
 		return v, true
 	}
 	return nil, false
-}
-
-// isMutation reports whether the operation a request runs is a mutation.
-func isMutation(s *Schema, req Request) bool {
-	d := s.document(req.Query)
-	if d.ast == nil {
-		return false
-	}
-	for _, def := range d.ast.Definitions {
-		op, ok := def.(*ast.OperationDefinition)
-		if !ok {
-			continue
-		}
-		if req.OperationName == "" || (op.Name != nil && op.Name.Value == req.OperationName) {
-			return op.Operation == ast.OperationTypeMutation
-		}
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package gql
+package transport
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/gql"
 	"github.com/corehq/core/gql/jsonvalue"
 	"github.com/corehq/core/tenant"
 )
@@ -34,12 +35,12 @@ import (
 // (keys "core-domain" and "authorization") or, where it has none, from
 // the upgrade request's headers; the connection opens the instance and
 // the caller once, as a request to /graphql does. Each subscription is a
-// Stream (subscribe.go); queries and mutations sent on the connection run
+// gql.Stream (Engine.Subscribe); queries and mutations sent on the connection run
 // once and complete. A connection's messages are handled in order: a
 // subscription has its starting point in the feed before the next
 // message is read, so the answer to a query sent after a subscribe tells
-// a client that writes from then on reach it. A connection runs at most Config.MaxSubscriptions
-// subscriptions; one whose client reads too slowly (a subscription's
+// a client that writes from then on reach it. A connection runs at most
+// gql.Config.MaxSubscriptions subscriptions; one whose client reads too slowly (a subscription's
 // queue full) is closed with 1008 and a reason saying so; a connection_init
 // past the instance's subscriptionConnections, or past its caller's share
 // of them (subscriptionConnectionsPerAccount), closes with 1013 (try again
@@ -96,12 +97,12 @@ type wsConn struct {
 	cancel context.CancelFunc
 
 	mu  sync.Mutex
-	env *Env // set by connection_init
+	env *gql.Env // set by connection_init
 	// release ends the connection's count against the instance's
 	// subscriptionConnections (set with env).
 	release func()
 	inits   int
-	subs    map[string]*Stream
+	subs    map[string]*gql.Stream
 	wg      sync.WaitGroup
 }
 
@@ -124,9 +125,9 @@ func (h *Handler) serveWebSocket(c echo.Context) error {
 	// The request's context ends with the handler; the connection's is
 	// its own.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Request().Context()))
-	w := &wsConn{h: h, conn: conn, legacy: proto == protoLegacyWS, c: c, ctx: ctx, cancel: cancel, subs: map[string]*Stream{}}
+	w := &wsConn{h: h, conn: conn, legacy: proto == protoLegacyWS, c: c, ctx: ctx, cancel: cancel, subs: map[string]*gql.Stream{}}
 	defer w.stop()
-	defer context.AfterFunc(h.engine.subs.streams, func() {
+	defer h.engine.Subscriptions().AfterClose(func() {
 		w.close(websocket.StatusGoingAway, "the server is shutting down")
 	})()
 	init := time.AfterFunc(wsInitTimeout, func() {
@@ -154,7 +155,7 @@ func (w *wsConn) stop() {
 	w.cancel()
 	w.mu.Lock()
 	subs := w.subs
-	w.subs = map[string]*Stream{}
+	w.subs = map[string]*gql.Stream{}
 	w.mu.Unlock()
 	for _, st := range subs {
 		st.Close()
@@ -183,7 +184,7 @@ func (w *wsConn) close(code websocket.StatusCode, reason string) {
 func (w *wsConn) send(m wsMessage) bool {
 	b, err := json.Marshal(m)
 	if err != nil {
-		w.h.engine.log.Error("unencodable subscription message")
+		w.h.engine.Log().Error("unencodable subscription message")
 		w.close(websocket.StatusInternalError, "internal error")
 		return false
 	}
@@ -204,7 +205,7 @@ func (w *wsConn) write(b []byte) bool {
 // sendEvent writes a subscription's event: the message is put together
 // around the event's encoded payload, which the subscriptions sharing the
 // event share (json.Marshal would check and copy it again for each).
-func (w *wsConn) sendEvent(id string, ev Event, buf []byte) ([]byte, bool) {
+func (w *wsConn) sendEvent(id string, ev gql.Event, buf []byte) ([]byte, bool) {
 	quoted, err := json.Marshal(id)
 	if err != nil {
 		return buf, false
@@ -294,7 +295,7 @@ func (w *wsConn) init(payload any) bool {
 		w.close(closeForbidden, msg)
 		return false
 	}
-	release, err := w.h.engine.subs.Connect(env)
+	release, err := w.h.engine.Subscriptions().Connect(env)
 	if err != nil {
 		if w.legacy {
 			w.send(wsMessage{Type: "connection_error", Payload: map[string]any{"message": errcode.As(err).Message}})
@@ -318,23 +319,23 @@ func (w *wsConn) init(payload any) bool {
 	return true
 }
 
-// open resolves the connection's instance and caller as Engine.Resolve
+// open resolves the connection's instance and caller as door.Resolve
 // does a request's; a refused token fails here (a connection does not
 // log in).
-func (w *wsConn) open(domain, authorization string) (Env, error) {
+func (w *wsConn) open(domain, authorization string) (gql.Env, error) {
 	if domain == "" {
-		return Env{}, errcode.New(errcode.BadRequest, "core-domain is required (connection_init payload or header)")
+		return gql.Env{}, errcode.New(errcode.BadRequest, "core-domain is required (connection_init payload or header)")
 	}
-	inst, err := w.h.engine.instances.Resolve([]string{domain})
+	inst, err := w.h.engine.Instances().Resolve([]string{domain})
 	if err != nil {
-		return Env{}, err
+		return gql.Env{}, err
 	}
 	env, err := w.h.engine.Open(w.ctx, inst, authorization, w.c.RealIP())
 	if err != nil {
-		return Env{}, err
+		return gql.Env{}, err
 	}
-	if env.authErr != nil {
-		return Env{}, env.authErr
+	if err := env.Unauthenticated(); err != nil {
+		return gql.Env{}, err
 	}
 	return env, nil
 }
@@ -389,10 +390,10 @@ func (w *wsConn) subscribe(id string, payload any) bool {
 	}
 	// Each operation counts as a request against the rate limit, as it
 	// would over HTTP.
-	if err := w.h.engine.admitCaller(env.Instance, env.Principal, env.ClientIP); err != nil {
+	if err := w.h.engine.Admit(*env); err != nil {
 		return w.sendErrors(id, []errcode.Item{errcode.As(err).Item()})
 	}
-	if d := env.Schema.document(req.Query); len(d.errors) > 0 || (d.introspects && !env.mayIntrospect()) {
+	if env.Rejects(req) {
 		// Run answers it as it answers HTTP: introspection refused to
 		// whom the instance does not allow it, the schema hidden in the
 		// errors of those callers.
@@ -400,17 +401,13 @@ func (w *wsConn) subscribe(id string, payload any) bool {
 		defer res.Release()
 		return w.sendErrors(id, res.Errors)
 	}
-	if !IsSubscription(env.Schema, req) {
+	if !gql.IsSubscription(env.Schema, req) {
 		// A query or mutation: its answer, then complete.
 		res := w.h.engine.Run(w.ctx, *env, req)
 		defer res.Release()
 		return w.send(wsMessage{ID: id, Type: w.nextType(), Payload: res}) && w.send(wsMessage{ID: id, Type: "complete"})
 	}
-	max := env.Schema.cfg.MaxSubscriptions
-	if max <= 0 {
-		max = DefaultConfig().MaxSubscriptions
-	}
-	if n >= max {
+	if max := w.h.engine.Subscriptions().PerConnection(); n >= max {
 		return w.sendErrors(id, []errcode.Item{errcode.New(errcode.SubscriptionLimit,
 			"this connection runs %d subscriptions, the most it may: complete one first", max).Item()})
 	}
@@ -448,7 +445,7 @@ func (w *wsConn) sendErrors(id string, items []errcode.Item) bool {
 }
 
 // forward sends a subscription's events until it ends.
-func (w *wsConn) forward(id string, st *Stream) {
+func (w *wsConn) forward(id string, st *gql.Stream) {
 	defer w.wg.Done()
 	var buf []byte
 	for ev := range st.Events() {
