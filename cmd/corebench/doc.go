@@ -1,4 +1,4 @@
-// Command corebench is Core's load harness (issue 8).
+// Command corebench is Core's load harness.
 //
 //	go run ./cmd/corebench [flags]        the load test: one markdown table
 //	go run ./cmd/corebench scale [flags]  the scaling figures

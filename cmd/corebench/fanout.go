@@ -17,7 +17,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// The subscription fan-out scenario (issues 16 and 19): fanout.subscribers
+// The subscription fan-out scenario: fanout.subscribers
 // WebSocket connections (graphql-transport-ws, one subscription each to
 // every Book change), then fanout.writes books created through POST
 // /rest/v1 at up to fanout.rate writes a second. Every subscriber receives

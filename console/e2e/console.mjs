@@ -443,7 +443,7 @@ function graphqlCall(token, query, mustSucceed = true) {
   return instanceCall('shop.local', token, query, {}, mustSucceed);
 }
 
-// ---- The GraphQL playground, functions and webhooks (issue 17, items 5 and 6) ----
+// ---- The GraphQL playground, functions and webhooks ----
 
 // instanceCall runs a GraphQL document on an instance, as any client
 // would; it fails on an error answer unless told not to.
