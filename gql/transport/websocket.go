@@ -35,18 +35,19 @@ import (
 // (keys "core-domain" and "authorization") or, where it has none, from
 // the upgrade request's headers; the connection opens the instance and
 // the caller once, as a request to /graphql does. Each subscription is a
-// gql.Stream (Engine.Subscribe); queries and mutations sent on the connection run
-// once and complete. A connection's messages are handled in order: a
-// subscription has its starting point in the feed before the next
-// message is read, so the answer to a query sent after a subscribe tells
-// a client that writes from then on reach it. A connection runs at most
-// gql.Config.MaxSubscriptions subscriptions; one whose client reads too slowly (a subscription's
-// queue full) is closed with 1008 and a reason saying so; a connection_init
-// past the instance's subscriptionConnections, or past its caller's share
-// of them (subscriptionConnectionsPerAccount), closes with 1013 (try again
-// later). The tokens are
-// sent in the protocol, never as cookies, so the connection needs no
-// check of its Origin: a page elsewhere cannot borrow a session.
+// gql.Stream (Engine.Subscribe); queries and mutations sent on the
+// connection run once and complete. A connection's messages are handled
+// in order: a subscription has its starting point in the feed before the
+// next message is read, so the answer to a query sent after a subscribe
+// tells a client that writes from then on reach it. A connection runs at
+// most gql.Config.MaxSubscriptions subscriptions; one whose client reads
+// too slowly (a subscription's queue full) is closed with 1008 and a
+// reason saying so; a connection_init past the instance's
+// subscriptionConnections, or past its caller's share of them
+// (subscriptionConnectionsPerAccount), closes with 1013 (try again
+// later). The tokens are sent in the protocol, never as cookies, so the
+// connection needs no check of its Origin: a page elsewhere cannot borrow
+// a session.
 
 // The subprotocols.
 const (
