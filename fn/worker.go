@@ -92,6 +92,12 @@ type worker struct {
 	mu      sync.Mutex
 	replies map[uint64]chan graphqlReply
 	nextID  uint64
+	// want is the digest of the package the running call waits for ("":
+	// none). A package frame of any other digest answers the request of a
+	// call stopped before its answer came (its deadline passed while the
+	// service was slow to answer) and is dropped: kept, the next call to
+	// ask for a package took it for its own.
+	want string
 
 	cache   map[string]*Package // by digest
 	cached  int
@@ -216,10 +222,16 @@ func (wk *worker) readOne() error {
 		}
 	case framePackage:
 		var pf packageFrame
-		if json.Unmarshal(body, &pf) == nil {
+		if json.Unmarshal(body, &pf) != nil {
+			break
+		}
+		wk.mu.Lock()
+		wanted := pf.SHA256 == wk.want
+		wk.mu.Unlock()
+		if wanted {
 			select {
 			case wk.packages <- pf:
-			default: // not asked for
+			default: // an answer already waits (a stale one of the same digest)
 			}
 		}
 	case frameGraphQL:
@@ -277,15 +289,28 @@ func (wk *worker) pkg(ctx context.Context, cf callFrame) (*Package, error) {
 	if p := wk.cache[cf.SHA256]; p != nil {
 		return p, nil
 	}
+	wk.mu.Lock()
+	wk.want = cf.SHA256
+	wk.mu.Unlock()
+	defer func() {
+		wk.mu.Lock()
+		wk.want = ""
+		wk.mu.Unlock()
+	}()
 	if err := wk.send(framePackage, packageRequest{SHA256: cf.SHA256}); err != nil {
 		return nil, err
 	}
-	pf, ok := await(wk, wk.packages, ctx.Done())
-	if !ok {
-		return nil, fmt.Errorf("fn worker: no package %s: %w", cf.SHA256, context.Cause(ctx))
-	}
-	if pf.SHA256 != cf.SHA256 {
-		return nil, fmt.Errorf("fn worker: asked for package %s, got %s", cf.SHA256, pf.SHA256)
+	var pf packageFrame
+	for {
+		var ok bool
+		if pf, ok = await(wk, wk.packages, ctx.Done()); !ok {
+			return nil, fmt.Errorf("fn worker: no package %s: %w", cf.SHA256, context.Cause(ctx))
+		}
+		if pf.SHA256 == cf.SHA256 {
+			break
+		}
+		// Delivered for the call before, whose wait ended just as it
+		// came: not this call's.
 	}
 	p := NewPackage(pf.App, pf.Name, pf.Version, pf.SHA256, &Bundle{Main: pf.Main, Files: pf.Files})
 	if wk.cached+p.Size() > workerCacheBytes {
