@@ -33,7 +33,13 @@ type Log struct {
 	mu      sync.Mutex
 	pending map[string][]LogEntry // by instance id
 
-	fmu sync.Mutex // serialises read-modify-write of log documents
+	// fmu is held from taking entries out of pending until they are
+	// in the store: by a flush over the whole batch, by Read over its
+	// flush and its read, by Clear. So a Read sees every entry appended
+	// before it, even those a flush under way had taken (it waits for
+	// that flush), and a Clear is never undone by a flush that took its
+	// entries before it.
+	fmu sync.Mutex
 
 	stop, done chan struct{}
 	once       sync.Once
@@ -109,6 +115,8 @@ func (l *Log) trim(es []LogEntry) []LogEntry {
 
 // Flush writes every buffered entry to the store.
 func (l *Log) Flush(ctx context.Context) error {
+	l.fmu.Lock()
+	defer l.fmu.Unlock()
 	l.mu.Lock()
 	batch := l.pending
 	l.pending = map[string][]LogEntry{}
@@ -123,7 +131,7 @@ func (l *Log) Flush(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// flushOne writes an instance's buffered entries.
+// flushOne writes an instance's buffered entries; fmu is held.
 func (l *Log) flushOne(ctx context.Context, id string) error {
 	l.mu.Lock()
 	es := l.pending[id]
@@ -147,9 +155,8 @@ func (l *Log) requeue(id string, es []LogEntry) {
 	l.pending[id] = l.trim(append(es, l.pending[id]...))
 }
 
+// write appends entries to an instance's log document; fmu is held.
 func (l *Log) write(ctx context.Context, id string, es []LogEntry) error {
-	l.fmu.Lock()
-	defer l.fmu.Unlock()
 	d, err := l.read(ctx, id)
 	if err != nil {
 		return err
@@ -183,6 +190,8 @@ func (l *Log) read(ctx context.Context, id string) (logDoc, error) {
 // Read returns an instance's newest entries, at most limit (all when
 // limit <= 0), oldest first. Buffered entries are written first.
 func (l *Log) Read(ctx context.Context, instanceID string, limit int) ([]LogEntry, error) {
+	l.fmu.Lock()
+	defer l.fmu.Unlock()
 	if err := l.flushOne(ctx, instanceID); err != nil {
 		return nil, err
 	}
@@ -202,11 +211,11 @@ func (l *Log) Read(ctx context.Context, instanceID string, limit int) ([]LogEntr
 
 // Clear removes an instance's log, buffered entries included.
 func (l *Log) Clear(ctx context.Context, instanceID string) error {
+	l.fmu.Lock()
+	defer l.fmu.Unlock()
 	l.mu.Lock()
 	delete(l.pending, instanceID)
 	l.mu.Unlock()
-	l.fmu.Lock()
-	defer l.fmu.Unlock()
 	if err := l.st.DeleteDoc(ctx, docLog, instanceID); err != nil {
 		return fmt.Errorf("fn: removing the function log of %s: %w", instanceID, err)
 	}
