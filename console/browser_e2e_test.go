@@ -51,23 +51,32 @@ func TestConsoleInABrowser(t *testing.T) {
 	t.Logf("screenshots in %s", artifacts)
 
 	env := servertest.Start(t)
-	// A bound on the whole run, not a timing assertion: every step waits
-	// for its element (Playwright's own polling, 15 s each at most).
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Base(script))
-	cmd.Dir = filepath.Dir(script)
-	cmd.Env = append(os.Environ(),
+	// Every step waits for its element (Playwright's own polling, 15 s
+	// each at most).
+	runScript(t, node, script, 4*time.Minute,
 		"CORE_URL="+env.URL,
 		"CORE_ADMIN_TOKEN="+servertest.AdminToken,
 		"CORE_ARTIFACTS="+artifacts,
 		"CHROMIUM="+chromium,
 	)
+}
+
+// runScript runs a Node script of e2e/ with env added to the test's
+// environment, logs what it printed, and fails the test unless it
+// succeeded and printed "ok" on a line of its own. limit bounds the
+// whole run (a broken one), not a timing assertion.
+func runScript(t *testing.T, node, script string, limit time.Duration, env ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Base(script))
+	cmd.Dir = filepath.Dir(script)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
 	t.Logf("node %s:\n%s", filepath.Base(script), out)
 	if err != nil {
-		t.Fatalf("the browser test failed (%v); screenshots in %s", err, artifacts)
+		t.Fatalf("the browser test failed: %v", err)
 	}
 	if !strings.Contains(string(out), "\nok\n") {
 		t.Fatalf("the browser test did not finish")

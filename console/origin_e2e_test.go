@@ -1,10 +1,7 @@
 package console_test
 
 import (
-	"context"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,25 +126,11 @@ func TestTenantContentInABrowser(t *testing.T) {
 		t.Fatalf("saving the webhooks: %d %v", status, body)
 	}
 
-	// A bound on the whole run, not a timing assertion.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Base(script))
-	cmd.Dir = filepath.Dir(script)
-	cmd.Env = append(os.Environ(),
+	runScript(t, node, script, 3*time.Minute,
 		"CORE_URL="+env.URL,
 		"CORE_ADMIN_TOKEN="+servertest.AdminToken,
 		"CORE_HOOKS="+env.URL+"/webhook/origin.test",
 		"CORE_PROBE_WORKER="+probeWorker,
 		"CHROMIUM="+chromium,
 	)
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
-	t.Logf("node %s:\n%s", filepath.Base(script), out)
-	if err != nil {
-		t.Fatalf("the browser test failed: %v", err)
-	}
-	if !strings.Contains(string(out), "\nok\n") {
-		t.Fatalf("the browser test did not finish")
-	}
 }

@@ -4,30 +4,16 @@
 //
 // It waits for elements and text, never for a fixed time, and asserts
 // nothing about timing.
-import { chromium } from 'playwright-core';
+import { launch, need } from './browser.mjs';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 
 const base = need('CORE_URL');
 const adminToken = need('CORE_ADMIN_TOKEN');
 const artifacts = need('CORE_ARTIFACTS');
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 mkdirSync(artifacts, { recursive: true });
 
-function need(name) {
-  const v = process.env[name];
-  if (!v) { console.error(`${name} is not set`); process.exit(2); }
-  return v;
-}
-
-const browser = await chromium.launch({
-  executablePath,
-  headless: true,
-  // Debian's chromium as root in a closed network: no sandbox, and no
-  // background connections that the network would refuse.
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-});
+const browser = await launch();
 
 let step = 0;
 let page;

@@ -13,7 +13,7 @@
 // attribute, a link off the console's routes, a payload's mark), and
 // every request and browser error is watched. It waits for elements and
 // text, never for a fixed time, and prints "ok" at the end.
-import { chromium } from 'playwright-core';
+import { launch, need } from './browser.mjs';
 import { readFileSync } from 'node:fs';
 
 const base = need('CORE_URL');
@@ -21,13 +21,6 @@ const adminToken = need('CORE_ADMIN_TOKEN');
 const domain = need('CORE_DOMAIN');
 const instanceToken = need('CORE_INSTANCE_TOKEN');
 const { notes, logged } = JSON.parse(readFileSync(need('CORE_EXPECTED'), 'utf8'));
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
-
-function need(name) {
-  const v = process.env[name];
-  if (!v) { console.error(`${name} is not set`); process.exit(2); }
-  return v;
-}
 
 const failures = [];
 function expect(cond, message) { if (!cond) failures.push(message); }
@@ -40,12 +33,7 @@ const CONSOLE_TAGS = ['a', 'button', 'caption', 'code', 'datalist', 'dd', 'detai
   'h1', 'h2', 'h3', 'header', 'input', 'label', 'legend', 'li', 'main', 'nav', 'noscript', 'ol', 'option', 'p', 'pre',
   'section', 'select', 'small', 'span', 'summary', 'table', 'tbody', 'td', 'textarea', 'th', 'thead', 'tr', 'ul'];
 
-const browser = await chromium.launch({
-  executablePath,
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-});
+const browser = await launch();
 
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });

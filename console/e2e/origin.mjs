@@ -14,20 +14,13 @@
 // that the channel is broken. Each attempt is also checked by its effect
 // (the browser's cookies and service workers, the console's storage).
 // It waits for events, never for a fixed time, and prints "ok" at the end.
-import { chromium } from 'playwright-core';
+import { launch, need } from './browser.mjs';
 import http from 'node:http';
 
 const base = need('CORE_URL');
 const adminToken = need('CORE_ADMIN_TOKEN');
 const hooks = need('CORE_HOOKS');
 const probeWorker = need('CORE_PROBE_WORKER');
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
-
-function need(name) {
-  const v = process.env[name];
-  if (!v) { console.error(`${name} is not set`); process.exit(2); }
-  return v;
-}
 
 // The channel: every /hit is kept; /control.html is the tenant's page.
 const hits = [];
@@ -65,12 +58,7 @@ async function waitFor(cond, what) {
 const failures = [];
 function expect(cond, message) { if (!cond) failures.push(message); }
 
-const browser = await chromium.launch({
-  executablePath,
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-});
+const browser = await launch();
 
 try {
   const context = await browser.newContext();
