@@ -262,6 +262,9 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) error {
 	if err := who.mayUse(rt); err != nil {
 		return answer(w, err)
 	}
+	if err := r.checkDeclaredSizes(req, rt); err != nil {
+		return answer(w, err)
+	}
 	switch {
 	case rt.kind == kindBlobs:
 		if req.ContentLength > r.cfg.MaxRequestBytes {
