@@ -113,5 +113,8 @@
 // --body-limit does not apply to /v2/), Config.TransferTimeout per blob
 // transfer (30 minutes, instead of the server's read and write time-outs),
 // 4 MiB per manifest, Config.MaxImageBytes decompressed per inspected
-// image (4 GiB), and fn.PackagesConfig for the function read from it.
+// image (4 GiB), and fn.PackagesConfig for the function read from it. A
+// request declaring more than its bound is refused before its body is
+// read, and a manifest's descriptors must declare their blobs' sizes
+// (sizes.go).
 package oci

@@ -29,6 +29,10 @@ func TestWriteResponse(t *testing.T) {
 		{"redirect", map[string]any{"status": float64(302), "headers": map[string]any{"Location": "https://example.com/"}}, false, 302, "", map[string]string{"Location": "https://example.com/"}},
 		{"hop-by-hop dropped", map[string]any{"headers": map[string]any{"Connection": "close", "X-Ok": "1"}}, false, 200, "", map[string]string{"Connection": "", "X-Ok": "1"}},
 		{"status out of range", map[string]any{"status": float64(700)}, true, 0, "", nil},
+		// hostile checklist 41: statuses 0, 99 and 1000 are refused too.
+		{"status 0", map[string]any{"status": float64(0)}, true, 0, "", nil},
+		{"status 99", map[string]any{"status": float64(99)}, true, 0, "", nil},
+		{"status 1000", map[string]any{"status": float64(1000)}, true, 0, "", nil},
 		{"status not a number", map[string]any{"status": "200"}, true, 0, "", nil},
 		{"header injection", map[string]any{"headers": map[string]any{"X-A": "1\r\nSet-Cookie: x=1"}}, true, 0, "", nil},
 		{"bad header name", map[string]any{"headers": map[string]any{"X A": "1"}}, true, 0, "", nil},
