@@ -93,6 +93,9 @@ func TestLogBytesBound(t *testing.T) {
 // is not undone by the flush's later write. The test gives a Read that
 // does not wait a moment to answer early, and fails if it does; one
 // that waits is never failed by a slow machine.
+//
+// hostile checklist 39: the function log a flood is capped into reads
+// whole, whatever the flusher is doing.
 func TestReadWaitsForFlushUnderWay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -19,6 +19,9 @@ import (
 // packages not seen before, so each asks again. (The late answer used to
 // be kept, and the next call to ask for a package failed "asked for
 // package B, got A".)
+//
+// hostile checklist 39: a call stopped at its time-out leaves nothing
+// that fails another tenant's next call on the same worker.
 func TestLatePackageAnswerIsDropped(t *testing.T) {
 	t.Parallel()
 	const rounds = 8
