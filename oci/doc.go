@@ -107,6 +107,14 @@
 // minutes is removed, so what an abandoned push sent is gone within an
 // hour of its last byte, while a slow upload that keeps sending stays.
 //
+// # Usage
+//
+// Usage counts what an app's repositories hold (GET
+// /admin/v1/apps/{app}/usage): repositories, manifests, tags, and the
+// distinct blobs they link with their bytes, each blob once however many
+// of the app's repositories or digests link it; unfinished uploads apart.
+// It reads the app's repositories only.
+//
 // # Bounds
 //
 // Config.MaxRequestBytes per upload request (1 GiB; the server's

@@ -185,6 +185,7 @@ func (s *Server) operatorRoutes(e *echo.Echo) {
 	}
 	if r := s.opts.images; r != nil {
 		admin.NewOCI(r.Tokens(), r, r).Register(adminAPI)
+		admin.NewAppUsage(s.reg, r).Register(adminAPI)
 	}
 }
 
