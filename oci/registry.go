@@ -248,9 +248,13 @@ func (r *Registry) Handle(c echo.Context) error {
 	return r.serve(c.Response(), c.Request())
 }
 
-// serve checks who calls and what for, then hands the request to
-// distribution; pushes and deletions of tags go through push.go.
+// serve sandboxes the answer (sandbox.go), checks who calls and what
+// for, then hands the request to distribution; pushes and deletions of
+// tags go through push.go.
 func (r *Registry) serve(w http.ResponseWriter, req *http.Request) error {
+	if err := sandbox(w, req); err != nil {
+		return answer(w, err)
+	}
 	who, err := r.authenticate(req)
 	if err != nil {
 		return answer(w, err)

@@ -1,6 +1,7 @@
 // Package untrusted makes a response whose headers and body a tenant
-// controls harmless to the service's own origin: today a webhook
-// function's answer (webhook/), later an uploaded file's download.
+// controls harmless to the service's own origin: a webhook function's
+// answer (webhook/), a blob or manifest of the image registry (oci/),
+// later an uploaded file's download.
 //
 // Such a response is served on the same origin as /console/, /graphql
 // and /admin/v1. Passed through unchanged it could act as the service:
@@ -35,6 +36,10 @@
 //     anything else (javascript:, data:, vbscript:, file:, …) is an error
 //     naming the problem, which the door answers as an unusable response
 //     (502 BAD_GATEWAY).
+//
+// Sandbox sets only Policy and nosniff, for responses whose headers the
+// service writes itself and whose body is a tenant's (the image
+// registry's blobs and manifests at /v2/).
 //
 // CheckRequest refuses a request the browser makes for a service worker
 // script (Service-Worker: script, Sec-Fetch-Dest: serviceworker): a

@@ -74,9 +74,18 @@ func Headers(h http.Header, scope string) error {
 			}
 		}
 	}
+	Sandbox(h)
+	return nil
+}
+
+// Sandbox sets Policy and nosniff on h: all a response needs whose body a
+// tenant controls but whose headers the service writes (a blob of the
+// image registry: the bytes are whatever was pushed, the headers are the
+// registry's). The document is then an opaque origin that runs no script,
+// and its body is never read as another type than the one declared.
+func Sandbox(h http.Header) {
 	h.Set("Content-Security-Policy", Policy)
 	h.Set("X-Content-Type-Options", "nosniff")
-	return nil
 }
 
 // checkRedirect reports whether a Location may be followed from the
