@@ -13,7 +13,6 @@ import (
 	"time"
 
 	storagedriver "github.com/distribution/distribution/v3/registry/storage/driver"
-	"github.com/distribution/distribution/v3/registry/storage/driver/base"
 
 	"github.com/corehq/core/store"
 )
@@ -35,21 +34,13 @@ const ChunkSize = 1 << 20
 // inlineMax is the largest content PutContent keeps inside the entry.
 const inlineMax = 16 << 10
 
-// Driver is the storage driver. Safe for concurrent use; every method
-// takes the caller's context to the store.
-type Driver struct {
-	base.Base
-}
-
-var _ storagedriver.StorageDriver = (*Driver)(nil)
-
-// New returns the driver over st. The embedded base.Base checks paths and
+// New returns the driver over st. Driver (checks.go) checks paths and
 // types the errors the way every distribution driver does.
 func New(st store.Store) *Driver {
-	return &Driver{Base: base.Base{StorageDriver: &driver{st: st, now: time.Now}}}
+	return &Driver{d: &driver{st: st, now: time.Now}}
 }
 
-// driver implements the file system; Driver's base wraps it.
+// driver implements the file system; Driver checks what reaches it.
 type driver struct {
 	st  store.Store
 	now func() time.Time
