@@ -47,11 +47,12 @@ func (r *Registry) authenticate(req *http.Request) (principal, error) {
 }
 
 // mayUse checks that p may address rt: any authenticated caller the API
-// check, the admin alone the catalog (it names every app's functions), a
-// publishing token its own app's repositories only.
+// check (and a path that is no endpoint, answered 404), the admin alone
+// the catalog (it names every app's functions), a publishing token its
+// own app's repositories only.
 func (p principal) mayUse(rt route) error {
 	switch {
-	case p.admin || rt.kind == kindBase:
+	case p.admin || rt.kind == kindBase || rt.kind == kindUnknown:
 		return nil
 	case rt.kind == kindCatalog:
 		return errcode.ErrorCodeDenied.WithMessage("only the admin token may list the repositories of every app; a publishing token may list the tags of its app's repositories")

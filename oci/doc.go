@@ -9,19 +9,28 @@
 //
 // Registry serves the OCI Distribution API at /v2/ on cored's listener,
 // so docker, podman, buildah, crane and skopeo push and pull as they do
-// with any registry. The protocol is distribution's
-// (github.com/distribution/distribution/v3, the reference registry:
-// chunked, resumable and monolithic uploads, digest checks, manifests,
-// image indexes and tags, cross-repository mounts, error codes), run over
-// a storage driver of our own, docfs, which keeps blobs, manifests and
-// upload sessions in the service's store documents: the embedded store
-// or MongoDB, shared by every cored process on it. A layer is streamed
-// to 1 MiB chunks as it arrives (and hashed on the way, for the digest
-// check); no request holds a whole layer in memory. go-containerregistry's
-// pkg/registry was the other candidate: it takes a blob handler of ours,
-// but keeps manifests only in memory and buffers chunked uploads in
-// memory, so images would neither survive a restart nor be shared by
-// processes.
+// with any registry: chunked, resumable and monolithic uploads, digest
+// checks, manifests, image indexes and tags, cross-repository mounts,
+// error codes. Each group of endpoints is a small handler of its own
+// (api_blobs.go, api_uploads.go, api_manifests.go, api_tags.go, and
+// referrers.go), answering as the reference registry's HTTP layer does,
+// over the reference registry's storage
+// (github.com/distribution/distribution/v3/registry/storage: what a
+// manifest names is checked, blobs are linked per repository, tags and
+// deletions kept as distribution lays them out). The HTTP layer itself
+// (registry/handlers) is not used: it brings tracing exporters, gRPC and
+// a Redis client into the binary for features cored has no use for
+// (internal/archtest/weight_test.go keeps them out).
+//
+// The storage runs over a driver of our own, docfs, which keeps blobs,
+// manifests and upload sessions in the service's store documents: the
+// embedded store or MongoDB, shared by every cored process on it. A layer
+// is streamed to 1 MiB chunks as it arrives (and hashed on the way, for
+// the digest check); no request holds a whole layer in memory.
+// go-containerregistry's pkg/registry was the other candidate: it takes a
+// blob handler of ours, but keeps manifests only in memory and buffers
+// chunked uploads in memory, so images would neither survive a restart
+// nor be shared by processes.
 //
 // # Names
 //

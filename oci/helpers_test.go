@@ -130,6 +130,19 @@ func ociError(body []byte) string {
 	return e.Errors[0].Code
 }
 
+// ociMessage returns the first error message of an OCI error body.
+func ociMessage(body []byte) string {
+	var e struct {
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if json.Unmarshal(body, &e) != nil || len(e.Errors) == 0 {
+		return ""
+	}
+	return e.Errors[0].Message
+}
+
 // file is a tar entry of a test layer: a regular file unless typ says
 // otherwise.
 type file struct {

@@ -1,7 +1,6 @@
 package oci
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,67 +32,64 @@ const maxManifestBytes = 4 << 20
 //     artifact (an artifactType, or a config that is not an image's) is
 //     stored under its tag as any registry would and is no function;
 //     any other image is for a container engine;
-//  3. distribution stores the manifest and the tag;
+//  3. distribution's storage keeps the manifest and the tag;
 //  4. the version is published: the package of a JavaScript image
 //     replaces the version's package (the next call runs it, in every
 //     process within fn.PackagesConfig.Revalidate); a container image
 //     removes it, so that calls go to the container engine.
-func (r *Registry) pushTag(w http.ResponseWriter, req *http.Request, rt route) error {
+func (r *Registry) pushTag(w http.ResponseWriter, req *http.Request, rt route, repo distribution.Repository) error {
 	ctx := req.Context()
 	version := rt.ref
 	if !validVersion(version) {
-		return answer(w, errcode.ErrorCodeTagInvalid.WithMessage(fmt.Sprintf(
-			"tag %q: tags are function versions, 1 to %d letters, digits, '.', '_' and '-', starting with a letter or digit", version, maxNameLen)))
+		return errcode.ErrorCodeTagInvalid.WithMessage(fmt.Sprintf(
+			"tag %q: tags are function versions, 1 to %d letters, digits, '.', '_' and '-', starting with a letter or digit", version, maxNameLen))
 	}
 	body, err := readManifest(req)
 	if err != nil {
-		return answer(w, err)
+		return err
 	}
 	dgst := digest.FromBytes(body)
 
 	r.pushMu.Lock()
 	defer r.pushMu.Unlock()
-	repo, err := r.repository(ctx, rt.app, rt.name)
-	if err != nil {
-		return answer(w, err)
-	}
 	if err := r.checkOverwrite(ctx, repo, rt, dgst); err != nil {
-		return answer(w, err)
+		return err
 	}
 	img, err := r.inspect(ctx, repo, body)
 	var le *layerError
 	switch {
 	case errors.Is(err, errMissing):
-		// distribution refuses a manifest whose blobs are missing, with the
-		// code clients expect (MANIFEST_BLOB_UNKNOWN).
+		// Storing the manifest refuses it, with the code clients expect
+		// (MANIFEST_BLOB_UNKNOWN).
 		img = nil
 	case errors.Is(err, errImageTooLarge):
-		return answer(w, errcode.ErrorCodeManifestInvalid.WithMessage(fmt.Sprintf(
-			"the image's layers unpack to more than %d bytes, more than a function image may hold", r.cfg.MaxImageBytes)))
+		return errcode.ErrorCodeManifestInvalid.WithMessage(fmt.Sprintf(
+			"the image's layers unpack to more than %d bytes, more than a function image may hold", r.cfg.MaxImageBytes))
 	case errors.As(err, &le):
-		return answer(w, errcode.ErrorCodeManifestInvalid.WithMessage(fmt.Sprintf("function %s version %s: %s", rt.name, version, le.reason)))
+		return errcode.ErrorCodeManifestInvalid.WithMessage(fmt.Sprintf("function %s version %s: %s", rt.name, version, le.reason))
 	case err != nil:
-		return answer(w, err)
+		return err
 	}
 
-	rec := &recorder{header: http.Header{}}
-	r.app.ServeHTTP(rec, req)
-	acknowledgeSubject(rec, body)
-	if rec.status == http.StatusCreated && img != nil && img.artifact {
+	if _, err := putManifest(ctx, repo, version, "", req.Header.Get("Content-Type"), body); err != nil {
+		return err
+	}
+	if img != nil && img.artifact {
 		// The tag no longer names a function image.
 		if err := r.dropVersion(ctx, rt.app, rt.name, version); err != nil {
-			return answer(w, fmt.Errorf("%w: %w", errcode.ErrorCodeUnknown.WithMessage(
-				"the artifact is stored, but removing the function version its tag named failed: delete the version through the admin API"), err))
+			return fmt.Errorf("%w: %w", errcode.ErrorCodeUnknown.WithMessage(
+				"the artifact is stored, but removing the function version its tag named failed: delete the version through the admin API"), err)
 		}
-	} else if rec.status == http.StatusCreated && img != nil {
+	} else if img != nil {
 		f := Function{App: rt.app, Name: rt.name, Version: version, Image: rt.app + "/" + rt.name + "@" + dgst.String(),
 			Digest: dgst.String(), Runtime: img.runtime, Pushed: time.Now().UTC()}
 		if err := r.publish(ctx, &f, img); err != nil {
-			return answer(w, fmt.Errorf("%w: %w", errcode.ErrorCodeUnknown.WithMessage(
-				"the image is stored, but publishing its function failed: push it again"), err))
+			return fmt.Errorf("%w: %w", errcode.ErrorCodeUnknown.WithMessage(
+				"the image is stored, but publishing its function failed: push it again"), err)
 		}
 	}
-	rec.writeTo(w)
+	acknowledgeSubject(w, body)
+	manifestCreated(w, rt, dgst.String())
 	return nil
 }
 
@@ -279,63 +275,29 @@ func (r *Registry) publish(ctx context.Context, f *Function, img *pushed) error 
 }
 
 // deleteManifest handles DELETE /v2/{app}/{name}/manifests/{tag or
-// digest}: once distribution has removed the tag (or the manifest and
-// every tag naming it), the function versions those tags were pushed as
-// are removed too, with the packages published from them.
-func (r *Registry) deleteManifest(w http.ResponseWriter, req *http.Request, rt route) error {
+// digest}: once the tag (or the manifest and every tag naming it) is
+// removed, the function versions those tags were pushed as are removed
+// too, with the packages published from them.
+func (r *Registry) deleteManifest(w http.ResponseWriter, req *http.Request, rt route, repo distribution.Repository) error {
 	ctx := req.Context()
 	r.pushMu.Lock()
 	defer r.pushMu.Unlock()
-	rec := &recorder{header: http.Header{}}
-	r.app.ServeHTTP(rec, req)
-	if rec.status == http.StatusAccepted {
-		fs, err := r.Functions(ctx, rt.app)
-		if err != nil {
-			return answer(w, err)
+	if err := removeManifest(ctx, repo, rt.ref); err != nil {
+		return err
+	}
+	fs, err := r.Functions(ctx, rt.app)
+	if err != nil {
+		return err
+	}
+	for _, f := range fs {
+		if f.Name != rt.name || (f.Version != rt.ref && f.Digest != rt.ref) {
+			continue
 		}
-		for _, f := range fs {
-			if f.Name != rt.name || (f.Version != rt.ref && f.Digest != rt.ref) {
-				continue
-			}
-			if err := r.dropFunction(ctx, f); err != nil {
-				return answer(w, fmt.Errorf("%w: %w", errcode.ErrorCodeUnknown.WithMessage(
-					"the image is deleted, but removing its function failed: delete the version through the admin API"), err))
-			}
+		if err := r.dropFunction(ctx, f); err != nil {
+			return fmt.Errorf("%w: %w", errcode.ErrorCodeUnknown.WithMessage(
+				"the image is deleted, but removing its function failed: delete the version through the admin API"), err)
 		}
 	}
-	rec.writeTo(w)
+	w.WriteHeader(http.StatusAccepted)
 	return nil
-}
-
-// recorder keeps distribution's answer to a manifest push or deletion
-// until the function is published, so that a failure can still change
-// it. Those answers are small.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (c *recorder) Header() http.Header { return c.header }
-
-func (c *recorder) WriteHeader(status int) {
-	if c.status == 0 {
-		c.status = status
-	}
-}
-
-func (c *recorder) Write(b []byte) (int, error) {
-	c.WriteHeader(http.StatusOK)
-	return c.body.Write(b)
-}
-
-func (c *recorder) writeTo(w http.ResponseWriter) {
-	for k, v := range c.header {
-		w.Header()[k] = v
-	}
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	w.WriteHeader(c.status)
-	_, _ = w.Write(c.body.Bytes())
 }

@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,47 +63,47 @@ func subjectOf(body []byte) string {
 }
 
 // pushDigest handles PUT /v2/{app}/{name}/manifests/{digest}: a manifest
-// pushed without a tag (what refers to another manifest usually is).
-// distribution stores it; a subject is acknowledged with OCI-Subject. A
-// manifest pushed by a digest other than sha256 is checked against that
-// digest, stored by its sha256 (distribution's canonical digest), and
-// linked under the digest it was pushed by, which then reads it back as
-// any digest does (distribution's manifest store follows that link).
-func (r *Registry) pushDigest(w http.ResponseWriter, req *http.Request, rt route) error {
+// pushed without a tag (what refers to another manifest usually is),
+// stored; a subject is acknowledged with OCI-Subject. A manifest pushed
+// by a digest other than sha256 is checked against that digest, stored by
+// its sha256 (distribution's canonical digest), and linked under the
+// digest it was pushed by, which then reads it back as any digest does
+// (distribution's manifest store follows that link).
+func (r *Registry) pushDigest(w http.ResponseWriter, req *http.Request, rt route, repo distribution.Repository) error {
 	body, err := readManifest(req)
 	if err != nil {
-		return answer(w, err)
+		return err
 	}
-	want, err := digest.Parse(rt.ref)
-	alias := err == nil && want.Algorithm() != digest.SHA256
-	canonical := digest.FromBytes(body)
-	if alias {
+	want, err := pathDigest(req, rt.ref)
+	if err != nil {
+		return err
+	}
+	canonical := want
+	if want.Algorithm() != digest.SHA256 {
 		if got := want.Algorithm().FromBytes(body); got != want {
-			return answer(w, errcode.ErrorCodeDigestInvalid.WithMessage(fmt.Sprintf("the manifest's %s digest is %s, not %s", want.Algorithm(), got, want)))
+			return errcode.ErrorCodeDigestInvalid.WithMessage(fmt.Sprintf("the manifest's %s digest is %s, not %s", want.Algorithm(), got, want))
 		}
-		req.URL.Path = strings.TrimSuffix(req.URL.Path, rt.ref) + canonical.String()
-		req.URL.RawPath = ""
+		canonical = digest.FromBytes(body)
 	}
-	rec := &recorder{header: http.Header{}}
-	r.app.ServeHTTP(rec, req)
-	if alias && rec.status == http.StatusCreated {
+	ctx := req.Context()
+	if _, err := putManifest(ctx, repo, "", canonical, req.Header.Get("Content-Type"), body); err != nil {
+		return err
+	}
+	if canonical != want {
 		link := "/docker/registry/v2/repositories/" + rt.app + "/" + rt.name + "/_manifests/revisions/" +
 			want.Algorithm().String() + "/" + want.Encoded() + "/link"
-		if err := r.driver.PutContent(req.Context(), link, []byte(canonical.String())); err != nil {
-			return answer(w, fmt.Errorf("oci: linking manifest %s as %s: %w", canonical, want, err))
-		}
-		rec.header.Set("Docker-Content-Digest", want.String())
-		if loc := rec.header.Get("Location"); strings.HasSuffix(loc, canonical.String()) {
-			rec.header.Set("Location", strings.TrimSuffix(loc, canonical.String())+want.String())
+		if err := r.driver.PutContent(ctx, link, []byte(canonical.String())); err != nil {
+			return fmt.Errorf("oci: linking manifest %s as %s: %w", canonical, want, err)
 		}
 	}
-	acknowledgeSubject(rec, body)
-	rec.writeTo(w)
+	acknowledgeSubject(w, body)
+	manifestCreated(w, rt, want.String())
 	return nil
 }
 
 // readManifest reads a manifest push's body (at most maxManifestBytes)
-// and puts it back for distribution.
+// and puts it back, so that it can be read again: checkDeclaredSizes
+// reads it before the push does.
 func readManifest(req *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(req.Body, maxManifestBytes+1))
 	if err != nil {
@@ -111,42 +112,32 @@ func readManifest(req *http.Request) ([]byte, error) {
 	if len(body) > maxManifestBytes {
 		return nil, errcode.ErrorCodeManifestInvalid.WithMessage(fmt.Sprintf("the manifest is larger than %d bytes", maxManifestBytes))
 	}
-	req.Body = io.NopCloser(strings.NewReader(string(body)))
+	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
 	return body, nil
 }
 
 // acknowledgeSubject adds OCI-Subject to a stored manifest's answer.
-func acknowledgeSubject(rec *recorder, body []byte) {
-	if rec.status != http.StatusCreated {
-		return
-	}
+func acknowledgeSubject(w http.ResponseWriter, body []byte) {
 	if s := subjectOf(body); s != "" {
-		rec.header.Set("OCI-Subject", s)
+		w.Header().Set("OCI-Subject", s)
 	}
 }
 
-// referrers answers GET /v2/{app}/{name}/referrers/{digest}.
-func (r *Registry) referrers(w http.ResponseWriter, req *http.Request, rt route) error {
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		return answer(w, errcode.ErrorCodeUnsupported.WithMessage("the referrers API answers GET"))
-	}
-	subject, err := digest.Parse(rt.ref)
+// referrers answers GET and HEAD of /v2/{app}/{name}/referrers/{digest}.
+func (r *Registry) referrers(w http.ResponseWriter, req *http.Request, rt route, repo distribution.Repository) error {
+	subject, err := pathDigest(req, rt.ref)
 	if err != nil {
-		return answer(w, errcode.ErrorCodeDigestInvalid.WithMessage(fmt.Sprintf("%q is not a digest: %v", rt.ref, err)))
+		return err
 	}
 	ctx := req.Context()
-	repo, err := r.repository(ctx, rt.app, rt.name)
-	if err != nil {
-		return answer(w, err)
-	}
 	ms, err := repo.Manifests(ctx)
 	if err != nil {
-		return answer(w, err)
+		return err
 	}
 	enum, ok := ms.(distribution.ManifestEnumerator)
 	if !ok {
-		return answer(w, errors.New("oci: the manifest store cannot list its manifests"))
+		return errors.New("oci: the manifest store cannot list its manifests")
 	}
 	list := []ocispec.Descriptor{}
 	err = enum.Enumerate(ctx, func(d digest.Digest) error {
@@ -175,7 +166,7 @@ func (r *Registry) referrers(w http.ResponseWriter, req *http.Request, rt route)
 	})
 	var notFound storagedriver.PathNotFoundError
 	if err != nil && !errors.As(err, &notFound) {
-		return answer(w, fmt.Errorf("oci: listing the referrers of %s in %s/%s: %w", subject, rt.app, rt.name, err))
+		return fmt.Errorf("oci: listing the referrers of %s in %s/%s: %w", subject, rt.app, rt.name, err)
 	}
 	if at := req.URL.Query().Get("artifactType"); at != "" {
 		list = slices.DeleteFunc(list, func(d ocispec.Descriptor) bool { return d.ArtifactType != at })
@@ -184,10 +175,9 @@ func (r *Registry) referrers(w http.ResponseWriter, req *http.Request, rt route)
 	slices.SortFunc(list, func(a, b ocispec.Descriptor) int { return strings.Compare(a.Digest.String(), b.Digest.String()) })
 	body, err := json.Marshal(ocispec.Index{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageIndex, Manifests: list})
 	if err != nil {
-		return answer(w, err)
+		return err
 	}
 	w.Header().Set("Content-Type", ocispec.MediaTypeImageIndex)
-	w.Header().Set("Docker-Distribution-API-Version", "registry/2.0")
 	w.WriteHeader(http.StatusOK)
 	if req.Method == http.MethodGet {
 		_, _ = w.Write(body)

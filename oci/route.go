@@ -2,16 +2,20 @@ package oci
 
 import (
 	"fmt"
+	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/distribution/distribution/v3/registry/api/errcode"
+	"github.com/opencontainers/go-digest"
 
 	"github.com/corehq/core/fn"
 )
 
 // What a /v2/ request addresses.
 const (
-	kindBase      = ""          // /v2/: the API check
+	kindBase      = "base"      // /v2/: the API check
+	kindUnknown   = ""          // another path under /v2/: 404
 	kindCatalog   = "_catalog"  // /v2/_catalog: every repository
 	kindBlobs     = "blobs"     // /v2/{app}/{name}/blobs/…
 	kindManifests = "manifests" // /v2/{app}/{name}/manifests/{tag or digest}
@@ -34,8 +38,7 @@ const maxNameLen = 64
 
 // parseRoute reads the target of a request path. A repository is always
 // two components, the app and the function: anything else is
-// NAME_INVALID. A path that is none of the API's goes on to distribution,
-// which answers 404.
+// NAME_INVALID. A path that is none of the API's is kindUnknown.
 func parseRoute(p string) (route, error) {
 	rest, ok := strings.CutPrefix(p, "/v2")
 	if !ok || rest == "" || rest == "/" {
@@ -63,7 +66,7 @@ func parseRoute(p string) (route, error) {
 				"repository %s: repositories are named {app}/{function}, for example bookstore/verify-stripe", strings.Join(parts[:i], "/")))
 		}
 	}
-	return route{kind: kindBase}, nil
+	return route{kind: kindUnknown}, nil
 }
 
 func isKind(s string) bool {
@@ -83,6 +86,34 @@ func validName(s string) bool {
 func validVersion(s string) bool { return fn.ValidName(s) }
 
 // isDigest reports whether a manifest reference is meant as a digest
-// (else it is a tag): tags hold no ':'. A malformed digest goes on to
-// distribution, which answers DIGEST_INVALID.
+// (else it is a tag): tags hold no ':'. A malformed digest answers
+// DIGEST_INVALID.
 func isDigest(ref string) bool { return strings.Contains(ref, ":") }
+
+// The grammars of a path's digest and upload id (OCI Distribution, as
+// distribution's routes match them).
+var (
+	digestGrammar   = regexp.MustCompile(`^` + digest.DigestRegexp.String() + `$`)
+	uploadIDGrammar = regexp.MustCompile(`^[a-zA-Z0-9-_.=]+$`)
+)
+
+// pathDigest reads the digest a path names. A reference of the digest
+// grammar that is no digest distribution knows (an unknown algorithm, a
+// wrong length) is DIGEST_INVALID; anything else makes the path none of
+// the API's (404), as distribution's routes answer it.
+func pathDigest(req *http.Request, ref string) (digest.Digest, error) {
+	d, err := digest.Parse(ref)
+	switch {
+	case err == nil:
+		return d, nil
+	case digestGrammar.MatchString(ref):
+		return "", errcode.ErrorCodeDigestInvalid.WithMessage(fmt.Sprintf("%q is not a digest: %v", ref, err))
+	}
+	return "", errNoEndpoint(req)
+}
+
+// validUploadID reports whether a path's upload id can be one (upload
+// ids are UUIDs; "." and ".." are not names).
+func validUploadID(id string) bool {
+	return uploadIDGrammar.MatchString(id) && id != "." && id != ".."
+}
