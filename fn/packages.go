@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/internal/names"
 	"github.com/corehq/core/store"
 )
 
@@ -356,32 +357,12 @@ func notPublished(app, name, version string) error {
 	return &NotPublishedError{App: app, Name: name, Version: version}
 }
 
-// maxFuncNameLen bounds app, function and version names.
-const maxFuncNameLen = 64
-
-// ValidName reports whether s can name an app, a function or a version:
-// 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or
-// digit (names appear in URLs, store keys and image references).
-func ValidName(s string) bool {
-	if s == "" || len(s) > maxFuncNameLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// checkNames checks app, function and version names (ValidName).
+// checkNames checks app, function and version names (names.Valid: they
+// appear in URLs, store keys and image references).
 func checkNames(app, name, version string) error {
 	for _, f := range [...]struct{ what, v string }{{"app", app}, {"function name", name}, {"version", version}} {
-		if !ValidName(f.v) {
-			return errcode.New(errcode.BadRequest,
-				"%s %q: use 1 to %d letters, digits, '.', '_' and '-', starting with a letter or digit", f.what, f.v, maxFuncNameLen)
+		if !names.Valid(f.v) {
+			return errcode.New(errcode.BadRequest, "%s %q: use %s", f.what, f.v, names.Rule)
 		}
 	}
 	return nil

@@ -38,9 +38,9 @@
 // function version. So `docker push host:8080/bookstore/verify-stripe:v1`
 // delivers version v1 of the function verify-stripe of the app
 // bookstore, which a field bound with @fn(name: "verify-stripe",
-// version: "v1") runs. Names follow fn's rules (1 to 64 letters, digits,
-// '.', '_' and '-') and, for apps and functions, the lowercase of
-// container references. Paths with other repository shapes answer
+// version: "v1") runs. Names follow the rule of every name
+// (internal/names: 1 to 64 letters, digits, '.', '_' and '-') and, for
+// apps and functions, the lowercase of container references. Paths with other repository shapes answer
 // NAME_INVALID; tags that are not versions, TAG_INVALID.
 //
 // # Who may push and pull

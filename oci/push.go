@@ -14,6 +14,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/corehq/core/fn"
+	"github.com/corehq/core/internal/names"
 )
 
 // maxManifestBytes is the largest manifest accepted (distribution's own
@@ -42,7 +43,7 @@ func (r *Registry) pushTag(w http.ResponseWriter, req *http.Request, rt route, r
 	version := rt.ref
 	if !validVersion(version) {
 		return errcode.ErrorCodeTagInvalid.WithMessage(fmt.Sprintf(
-			"tag %q: tags are function versions, 1 to %d letters, digits, '.', '_' and '-', starting with a letter or digit", version, maxNameLen))
+			"tag %q: tags are function versions, 1 to %d letters, digits, '.', '_' and '-', starting with a letter or digit", version, names.MaxLen))
 	}
 	body, err := readManifest(req)
 	if err != nil {

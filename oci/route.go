@@ -9,7 +9,7 @@ import (
 	"github.com/distribution/distribution/v3/registry/api/errcode"
 	"github.com/opencontainers/go-digest"
 
-	"github.com/corehq/core/fn"
+	"github.com/corehq/core/internal/names"
 )
 
 // What a /v2/ request addresses.
@@ -33,9 +33,6 @@ type route struct {
 	ref string
 }
 
-// maxNameLen bounds app and function names, as fn.ValidName does.
-const maxNameLen = 64
-
 // parseRoute reads the target of a request path. A repository is always
 // two components, the app and the function: anything else is
 // NAME_INVALID. A path that is none of the API's is kindUnknown.
@@ -55,7 +52,7 @@ func parseRoute(p string) (route, error) {
 			if !validName(n) {
 				return route{}, errcode.ErrorCodeNameInvalid.WithMessage(fmt.Sprintf(
 					"repository %s/%s: app and function names are 1 to %d lowercase letters, digits, '.', '_' and '-', starting with a letter or digit",
-					rt.app, rt.name, maxNameLen))
+					rt.app, rt.name, names.MaxLen))
 			}
 		}
 		return rt, nil
@@ -73,17 +70,17 @@ func isKind(s string) bool {
 	return s == kindBlobs || s == kindManifests || s == kindTags || s == kindReferrers
 }
 
-// validName: an fn.ValidName in lower case. Container references are
-// lowercase, so fn's upper-case letters are not allowed here;
+// validName: a names.Valid name in lower case. Container references are
+// lowercase, so the upper-case letters names allows are not allowed here;
 // distribution checks the finer grammar (no separator at the end, none
 // repeated).
 func validName(s string) bool {
-	return fn.ValidName(s) && strings.ToLower(s) == s
+	return names.Valid(s) && strings.ToLower(s) == s
 }
 
 // validVersion reports whether a tag can name a function version
-// (fn.ValidName, which fits inside the OCI tag grammar).
-func validVersion(s string) bool { return fn.ValidName(s) }
+// (names.Valid, which fits inside the OCI tag grammar).
+func validVersion(s string) bool { return names.Valid(s) }
 
 // isDigest reports whether a manifest reference is meant as a digest
 // (else it is a tag): tags hold no ':'. A malformed digest answers

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/internal/names"
 	"github.com/corehq/core/store"
 )
 
@@ -44,7 +45,7 @@ func (r *Registry) Settings(ctx context.Context, app string) (Settings, error) {
 func (r *Registry) SetSettings(ctx context.Context, app string, s Settings) error {
 	if !validName(app) {
 		return errcode.New(errcode.BadRequest,
-			"app %q cannot have images: registry names are 1 to %d lowercase letters, digits, '.', '_' and '-'", app, maxNameLen)
+			"app %q cannot have images: registry names are 1 to %d lowercase letters, digits, '.', '_' and '-'", app, names.MaxLen)
 	}
 	raw, err := json.Marshal(s)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/internal/names"
 	"github.com/corehq/core/store"
 )
 
@@ -55,7 +56,7 @@ func NewTokens(st store.Store) *Tokens { return &Tokens{st: st} }
 func (t *Tokens) Issue(ctx context.Context, app, name string) (Token, string, error) {
 	if !validName(app) {
 		return Token{}, "", errcode.New(errcode.BadRequest,
-			"app %q cannot have images: registry names are 1 to %d lowercase letters, digits, '.', '_' and '-'", app, maxNameLen)
+			"app %q cannot have images: registry names are 1 to %d lowercase letters, digits, '.', '_' and '-'", app, names.MaxLen)
 	}
 	if len(name) > maxLabelLen || !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 		return Token{}, "", errcode.New(errcode.BadRequest, "name: at most %d printable characters", maxLabelLen)

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/corehq/core/internal/names"
 )
 
 // where is a place a directive may stand.
@@ -231,9 +233,9 @@ func (b *builder) indices(t *Type, d *ast.Directive) [][]string {
 }
 
 // fnBinding reads @fn(name, version, env). name and version become part of
-// admin paths and image tags, so they are limited to letters, digits, '.',
-// '_' and '-' (first a letter or digit, at most 128 characters); env names
-// must not be empty.
+// admin paths and image tags, so they follow the rule of every name
+// (names.Valid), the one fn publishes versions under; env names must not
+// be empty.
 func (b *builder) fnBinding(subject string, d *ast.Directive) *FnBinding {
 	fn := &FnBinding{}
 	ok := true
@@ -243,8 +245,8 @@ func (b *builder) fnBinding(subject string, d *ast.Directive) *FnBinding {
 	}{{"name", &fn.Name}, {"version", &fn.Version}} {
 		a := d.Arguments.ForName(arg.name)
 		*arg.to = a.Value.Raw
-		if !validFnName(a.Value.Raw) {
-			b.errs.at(valuePos(a.Value, d.Position), "%s: @fn %s %q: use 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", subject, arg.name, a.Value.Raw)
+		if !names.Valid(a.Value.Raw) {
+			b.errs.at(valuePos(a.Value, d.Position), "%s: @fn %s %q: use %s", subject, arg.name, a.Value.Raw, names.Rule)
 			ok = false
 		}
 	}
@@ -262,18 +264,4 @@ func (b *builder) fnBinding(subject string, d *ast.Directive) *FnBinding {
 		return nil
 	}
 	return fn
-}
-
-func validFnName(s string) bool {
-	if s == "" || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
-			return false
-		}
-	}
-	return true
 }

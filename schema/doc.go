@@ -68,9 +68,10 @@
 // (GraphQL's coercion of a single value to a list of one applies).
 //
 //   - @fn(name: String!, version: String!, env: [String!]) only on Query and
-//     Mutation fields. name and version: 1–128 letters, digits, '.', '_' or
-//     '-', starting with a letter or digit (they become admin paths and
-//     image tags); env names must not be empty.
+//     Mutation fields. name and version: 1–64 letters, digits, '.', '_' or
+//     '-', starting with a letter or digit (internal/names, the rule fn
+//     publishes versions under: they become admin paths and image tags);
+//     env names must not be empty.
 //   - @indices(sets: [[String!]!]!) only on record types. Each set names
 //     one or more fields of the type, each once; hidden and embedded object
 //     fields cannot be indexed; a set holds at most one list field (MongoDB

@@ -4,36 +4,25 @@ import (
 	"strings"
 
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/internal/names"
 )
 
 // DefaultRealm is the realm of a release published without one.
 const DefaultRealm = "main"
 
-// maxNameLen bounds app, release and realm names; maxDomainLen is the DNS
-// limit on a host name.
-const (
-	maxNameLen   = 64
-	maxDomainLen = 253
-)
+// maxDomainLen is the DNS limit on a host name.
+const maxDomainLen = 253
 
-// checkName reports whether s is a valid app, release or realm name: 1 to
-// 64 letters, digits, '.', '_' or '-', starting with a letter or digit.
-// Names appear in URLs and store keys ("<app>/<release>"), so '/' and
-// anything needing escapes are refused.
+// checkName reports whether s is a valid app, release or realm name
+// (names.Valid: 1 to 64 letters, digits, '.', '_' or '-', starting with a
+// letter or digit). Names appear in URLs and store keys
+// ("<app>/<release>"), so '/' and anything needing escapes are refused.
 func checkName(what, s string) error {
 	if s == "" {
 		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "%s is required", what)
 	}
-	if len(s) > maxNameLen {
-		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "%s %q is longer than %d characters", what, s, maxNameLen)
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if isAlnum(c) || i > 0 && (c == '.' || c == '_' || c == '-') {
-			continue
-		}
-		return errcode.Wrap(errcode.BadRequest, ErrInvalid,
-			"%s %q: use letters, digits, '.', '_' and '-', starting with a letter or digit", what, s)
+	if !names.Valid(s) {
+		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "%s %q: use %s", what, s, names.Rule)
 	}
 	return nil
 }
