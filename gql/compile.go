@@ -28,8 +28,10 @@ func (s *Schema) Model() *schema.Model { return s.model }
 // GraphQL returns the graphql-go schema (for introspection and printing).
 func (s *Schema) GraphQL() *graphql.Schema { return &s.gql }
 
-// Build compiles a model into an executable schema.
+// Build compiles a model into an executable schema bounded by cfg (its
+// zero figures DefaultConfig's).
 func Build(m *schema.Model, cfg Config) (*Schema, error) {
+	cfg = cfg.withDefaults()
 	b := newBuilder(m, cfg)
 	g, err := b.build()
 	if err != nil {

@@ -6,7 +6,9 @@ import (
 	"github.com/corehq/core/tenant"
 )
 
-// Config bounds what one GraphQL request may ask for.
+// Config bounds what one GraphQL request may ask for. A figure that is 0
+// (or negative) is DefaultConfig's: Build and NewEngine apply the defaults
+// once (withDefaults), so no reader patches a zero value of its own.
 type Config struct {
 	// MaxDepth is the deepest selection nesting a document may have.
 	MaxDepth int
@@ -40,7 +42,7 @@ type Config struct {
 	SubscriptionTail int
 	// SessionCheck is how often a subscription checks that its caller's
 	// token still holds (a logout, a disabled account, an expired
-	// session end it); 0: DefaultConfig's.
+	// session end it).
 	SessionCheck time.Duration
 	// RateLimit is the request rate of instances that set none
 	// (ratelimit.go); nil: unlimited.
@@ -63,4 +65,34 @@ func DefaultConfig() Config {
 		SubscriptionTail:  1024,
 		SessionCheck:      5 * time.Second,
 	}
+}
+
+// withDefaults returns c with DefaultConfig's value in place of each figure
+// that is 0 or negative, none of which would bound anything sensibly (a
+// page of 0 records, a queue of none). RateLimit stays as it is: nil is
+// no limit. Build and NewEngine call it; it is the one place defaults are
+// applied.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	c.MaxDepth = positiveOr(c.MaxDepth, d.MaxDepth)
+	c.MaxAliases = positiveOr(c.MaxAliases, d.MaxAliases)
+	c.MaxComplexity = positiveOr(c.MaxComplexity, d.MaxComplexity)
+	c.MaxTokens = positiveOr(c.MaxTokens, d.MaxTokens)
+	c.DefaultPageSize = positiveOr(c.DefaultPageSize, d.DefaultPageSize)
+	c.MaxPageSize = positiveOr(c.MaxPageSize, d.MaxPageSize)
+	c.DocumentCacheSize = positiveOr(c.DocumentCacheSize, d.DocumentCacheSize)
+	c.MaxHopResults = positiveOr(c.MaxHopResults, d.MaxHopResults)
+	c.MaxSubscriptions = positiveOr(c.MaxSubscriptions, d.MaxSubscriptions)
+	c.SubscriptionQueue = positiveOr(c.SubscriptionQueue, d.SubscriptionQueue)
+	c.SubscriptionTail = positiveOr(c.SubscriptionTail, d.SubscriptionTail)
+	c.SessionCheck = positiveOr(c.SessionCheck, d.SessionCheck)
+	return c
+}
+
+// positiveOr is v when it is positive, else def.
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }

@@ -89,8 +89,10 @@ func WithMeter(m *tenant.Meter) EngineOption {
 const meterInterval = 2 * time.Second
 
 // NewEngine returns the engine over the store, the directory of instances
-// and the accounts service; schemas are compiled with cfg's limits.
+// and the accounts service; schemas are compiled with cfg's limits (its
+// zero figures DefaultConfig's).
 func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts *auth.Accounts, log *zap.Logger, opts ...EngineOption) *Engine {
+	cfg = cfg.withDefaults()
 	e := &Engine{cfg: cfg, store: st, instances: instances, accounts: accounts, log: log}
 	for _, o := range opts {
 		o(e)

@@ -177,13 +177,7 @@ func (e *Engine) Subscribe(ctx context.Context, env Env, req Request, resume str
 		return fail(storeError(err))
 	}
 	queue := s.cfg.SubscriptionQueue
-	if queue <= 0 {
-		queue = DefaultConfig().SubscriptionQueue
-	}
 	sub.recheck = s.cfg.SessionCheck
-	if sub.recheck <= 0 {
-		sub.recheck = DefaultConfig().SessionCheck
-	}
 	sub.checked = time.Now()
 	// The stream ends with Close or CloseStreams, not with the request
 	// that opened it (a WebSocket's first message).
@@ -360,11 +354,7 @@ type subscription struct {
 // (the client reads too slowly).
 func (sub *subscription) run(ctx context.Context, last uint64, out *eventQueue) error {
 	st, inst := sub.env.Store, sub.env.Instance.ID
-	size := sub.env.Schema.cfg.SubscriptionTail
-	if size <= 0 {
-		size = DefaultConfig().SubscriptionTail
-	}
-	t, err := sub.engine.subs.acquireTail(st, inst, size)
+	t, err := sub.engine.subs.acquireTail(st, inst, sub.env.Schema.cfg.SubscriptionTail)
 	if err != nil {
 		return feedError(err)
 	}

@@ -41,13 +41,10 @@ type Subscriptions struct {
 }
 
 // newSubscriptions returns the subscriptions' state of an engine with
-// cfg, whose processes share returns the count of (nil: one), over its
-// grants.
+// cfg (its defaults applied, Config.withDefaults), whose processes share
+// returns the count of (nil: one), over its grants.
 func newSubscriptions(cfg Config, share func() int, grants *access.Cache) *Subscriptions {
 	s := &Subscriptions{perConnection: cfg.MaxSubscriptions, share: share, grants: grants}
-	if s.perConnection <= 0 {
-		s.perConnection = DefaultConfig().MaxSubscriptions
-	}
 	s.streams, s.stop = context.WithCancel(context.Background())
 	return s
 }
