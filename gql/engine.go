@@ -45,7 +45,7 @@ type Engine struct {
 	// meter counts the instances' requests and function calls and holds
 	// their functionCallsPerDay quota (tenant.Meter).
 	meter *tenant.Meter
-	// aggMemory is the memory all aggregations hold at once (aggregate.go).
+	// aggMemory is the memory all aggregations hold at once (resolve_aggregate.go).
 	aggMemory *store.AggMemory
 	// subs are the subscriptions it runs: their streams, connections and
 	// feed readers (subscriptions.go).

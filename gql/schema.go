@@ -8,7 +8,9 @@ import (
 
 // Schema is a release's compiled executable schema, shared by every
 // instance of the release, with its cache of parsed and validated
-// documents. Safe for concurrent use.
+// documents. Build makes one: the builder (build.go) generates its types
+// and resolvers; documents are compiled into plans later, once each, by
+// the plan compiler (plan_compile.go). Safe for concurrent use.
 type Schema struct {
 	model *schema.Model
 	cfg   Config
