@@ -50,7 +50,7 @@ type Env struct {
 	aggMemory *store.AggMemory
 	// limiter holds the instance's rate limit, which an anonymous
 	// caller's work takes from (admitAnonymous); nil limits nothing.
-	limiter *rateLimiter
+	limiter *tenant.RateLimiter
 }
 
 // admitAnonymous takes a token of the instance's rate limit for work an
@@ -61,7 +61,7 @@ func (e Env) admitAnonymous() error {
 	if e.limiter == nil || e.Principal.Kind != auth.Anonymous {
 		return nil
 	}
-	return e.limiter.admit(e.Instance)
+	return e.limiter.Admit(e.Instance)
 }
 
 // Unauthenticated returns why the caller's token was refused, or nil. A

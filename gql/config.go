@@ -45,7 +45,7 @@ type Config struct {
 	// session end it).
 	SessionCheck time.Duration
 	// RateLimit is the request rate of instances that set none
-	// (ratelimit.go); nil: unlimited.
+	// (tenant.RateLimiter); nil: unlimited.
 	RateLimit *tenant.RateLimit
 }
 

@@ -70,7 +70,7 @@
 //     nulls that clear a field).
 //   - Bounds per caller (docs/limits-per-caller.md): requests without a
 //     valid token, and logins, take from a rate-limit bucket of their
-//     client address, never from the instance's (ratelimit_address.go);
+//     client address, never from the instance's (tenant.RateLimiter);
 //     each account, and each anonymous client address, holds at most its
 //     share of the instance's subscription connections
 //     (Subscriptions.Connect); a subscription event's changed names only

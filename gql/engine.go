@@ -38,10 +38,9 @@ type Engine struct {
 	// grants are the instances' AccessRight records (access.Cache).
 	grants *access.Cache
 	// rateShare counts the processes sharing the instances' rate limits
-	// (nil: this one alone); limiter applies them (ratelimit.go).
+	// (nil: this one alone); limiter applies them (tenant.RateLimiter).
 	rateShare func() int
-	limiter   *rateLimiter
-	hooks     webhookBuckets // each webhook's share of the limit (ratelimit_webhook.go)
+	limiter   *tenant.RateLimiter
 	// meter counts the instances' requests and function calls and holds
 	// their functionCallsPerDay quota (tenant.Meter).
 	meter *tenant.Meter
@@ -101,13 +100,13 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 	e.grants = access.NewCache(st, grantsTTL)
 	e.subs = newSubscriptions(cfg, e.rateShare, e.grants)
 	e.aggMemory = store.NewAggMemory(aggregateMemory)
-	e.limiter = newRateLimiter(cfg.RateLimit, e.rateShare, time.Now)
+	e.limiter = tenant.NewRateLimiter(cfg.RateLimit, e.rateShare, time.Now)
 	if e.meter == nil {
 		e.meter = tenant.NewMeter(st, meterInterval)
 	}
 	instances.OnDelete(func(ctx context.Context, id string) error {
 		e.grants.Forget(id)
-		e.limiter.forget(id)
+		e.limiter.Forget(id)
 		return e.meter.Forget(ctx, id)
 	})
 	return e
@@ -201,15 +200,16 @@ func (e *Engine) Admit(env Env) error {
 // rate limit (429 RATE_LIMITED over it) and the instance's meter: a
 // caller with a valid token (the instance token, a session) against the
 // instance's, an anonymous one (no token, or a refused one) against its
-// client address's (ratelimit_address.go), so that requests with junk
-// tokens and logins never use up what the instance's users have. Open
-// does it for every request; a WebSocket for each operation it starts.
+// client address's (tenant.RateLimiter.AdmitAddress), so that requests
+// with junk tokens and logins never use up what the instance's users
+// have. Open does it for every request; a WebSocket for each operation it
+// starts (Admit).
 func (e *Engine) admitCaller(inst *tenant.Instance, p auth.Principal, clientIP string) error {
 	if p.Kind == auth.Anonymous {
-		if err := e.limiter.admitAddress(inst, clientIP); err != nil {
+		if err := e.limiter.AdmitAddress(inst, clientIP); err != nil {
 			return err
 		}
-	} else if err := e.limiter.admit(inst); err != nil {
+	} else if err := e.limiter.Admit(inst); err != nil {
 		return err
 	}
 	e.meter.Request(inst.ID)

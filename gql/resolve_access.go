@@ -12,6 +12,7 @@ import (
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store"
+	"github.com/corehq/core/tenant"
 )
 
 // grantTarget is a record an account's grant names, checked to be the
@@ -129,7 +130,7 @@ func (c *call) writeWithin(ctx context.Context, ops []store.Op, quota store.Quot
 	res, err := c.Store.Write(ctx, c.Instance.ID, ops, quota)
 	var qe *store.QuotaError
 	if errors.As(err, &qe) {
-		return nil, quotaError(c.Instance, qe)
+		return nil, tenant.QuotaExceeded(c.Instance, qe)
 	}
 	if c.grants != nil {
 		for _, op := range ops {

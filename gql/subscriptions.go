@@ -7,6 +7,7 @@ import (
 	"github.com/corehq/core/access"
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/tenant"
 )
 
 // Subscriptions is the state of the subscriptions an engine runs, apart
@@ -89,7 +90,7 @@ func (s *Subscriptions) Connect(env Env) (release func(), err error) {
 	case auth.User:
 		caller.key = "account " + p.AccountID
 	case auth.Anonymous:
-		caller.key = "address " + clientKey(env.ClientIP)
+		caller.key = "address " + tenant.ClientKey(env.ClientIP)
 	}
 	s.connsMu.Lock()
 	defer s.connsMu.Unlock()

@@ -165,10 +165,7 @@ func (e *Engine) OpenWebhook(ctx context.Context, domain, name, clientIP string,
 	if !ok {
 		return Env{}, Request{}, errNoWebhook
 	}
-	if err := e.admitWebhook(inst, name); err != nil {
-		return Env{}, Request{}, err
-	}
-	if err := e.limiter.admit(inst); err != nil {
+	if err := e.limiter.AdmitWebhook(inst, name); err != nil {
 		return Env{}, Request{}, err
 	}
 	e.meter.Request(inst.ID)

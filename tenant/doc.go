@@ -16,6 +16,14 @@
 // (secrets.go), bound to the instance, and Reseal moves them to the key
 // ring's active key after a rotation.
 //
+// The bounds of an instance's share of the server are enforced here, with
+// the settings that state them: its rate limit (RateLimiter: per
+// instance, per client address of the callers without a valid token, per
+// webhook; divided among the processes on one store, Peers), its quotas
+// (Quota, QuotaExceeded; the store enforces them inside a write) and its
+// metered requests and function calls (Meter). The engine makes one call
+// per request.
+//
 // Compiling a release's model into an executable schema is the engine's
 // (gql.Engine), which keeps a bounded number compiled; tenant knows
 // nothing of GraphQL execution.

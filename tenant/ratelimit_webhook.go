@@ -1,13 +1,9 @@
-package gql
+package tenant
 
 import (
 	"hash/fnv"
-	"math"
 	"sync"
 	"time"
-
-	"github.com/corehq/core/errcode"
-	"github.com/corehq/core/tenant"
 )
 
 // Per-webhook shares of an instance's rate limit: a webhook is a door
@@ -33,11 +29,9 @@ type webhookKey struct {
 }
 
 type webhookBucket struct {
-	limit         tenant.RateLimit // the instance's limit it was made for
-	share         int
-	tokens, burst float64
-	rate          float64
-	last          time.Time
+	limit RateLimit // the instance's limit it was made for
+	share int
+	tokens
 }
 
 // webhookBuckets are the per-webhook buckets. The zero value is ready;
@@ -47,33 +41,29 @@ type webhookBuckets struct {
 	buckets map[webhookKey]*webhookBucket
 }
 
-// admitWebhook takes a token of webhook name of inst when the instance has
-// a rate limit (its setting, else the server's default), or answers
-// RATE_LIMITED naming the webhook.
-func (e *Engine) admitWebhook(inst *tenant.Instance, name string) error {
-	lim := inst.Settings.RateLimit
-	if lim == nil {
-		lim = e.limiter.def
-	}
+// AdmitWebhook takes a token of webhook name of inst, then one of the
+// instance's (Admit), when the instance has a rate limit (its setting,
+// else the server's default); or answers RATE_LIMITED naming the webhook,
+// or the instance.
+func (l *RateLimiter) AdmitWebhook(inst *Instance, name string) error {
+	lim := l.limitOf(inst)
 	if lim == nil {
 		return nil
 	}
 	h := fnv.New64a()
 	h.Write([]byte(name))
-	wait, ok := e.hooks.take(webhookKey{inst: inst.ID, name: h.Sum64()}, *lim, max(1, e.limiter.share()), e.limiter.now())
-	if ok {
-		return nil
+	wait, ok := l.hooks.take(webhookKey{inst: inst.ID, name: h.Sum64()}, *lim, max(1, l.share()), l.now())
+	if !ok {
+		return rateLimited(wait, "instance %s is over its rate limit of %g requests per second (burst %d) for webhook %s, which may use half of it: retry after %d s",
+			inst.Domain, lim.RequestsPerSecond, lim.BurstOrRate(), shortName(name), wait)
 	}
-	err := errcode.New(errcode.RateLimited, "instance %s is over its rate limit of %g requests per second (burst %d) for webhook %s, which may use half of it: retry after %d s",
-		inst.Domain, lim.RequestsPerSecond, lim.BurstOrRate(), shortName(name), wait)
-	err.Extensions = map[string]any{"retryAfter": wait}
-	return err
+	return l.Admit(inst)
 }
 
 // take takes one token of key's bucket, which holds half of lim divided
 // among share processes; when none is left it answers the whole seconds
 // until one is back.
-func (w *webhookBuckets) take(key webhookKey, lim tenant.RateLimit, share int, now time.Time) (wait int, ok bool) {
+func (w *webhookBuckets) take(key webhookKey, lim RateLimit, share int, now time.Time) (wait int, ok bool) {
 	rate := lim.RequestsPerSecond / 2 / float64(share)
 	burst := max(1, float64(lim.BurstOrRate())/2/float64(share))
 	w.mu.Lock()
@@ -86,25 +76,17 @@ func (w *webhookBuckets) take(key webhookKey, lim tenant.RateLimit, share int, n
 		if b == nil && len(w.buckets) >= maxWebhookBuckets && !w.sweep(now) {
 			return 0, true // the instance's bucket still applies
 		}
-		b = &webhookBucket{limit: lim, share: share, rate: rate, burst: burst, tokens: burst, last: now}
+		b = &webhookBucket{limit: lim, share: share, tokens: tokens{rate: rate, burst: burst, n: burst, last: now}}
 		w.buckets[key] = b
 	}
-	if d := now.Sub(b.last); d > 0 {
-		b.tokens = min(b.burst, b.tokens+d.Seconds()*b.rate)
-		b.last = now
-	}
-	if b.tokens >= 1 {
-		b.tokens--
-		return 0, true
-	}
-	return max(1, int(math.Ceil((1-b.tokens)/b.rate))), false
+	return b.spend(now)
 }
 
 // sweep drops the buckets that have refilled, and reports whether there
 // is room now.
 func (w *webhookBuckets) sweep(now time.Time) bool {
 	for k, b := range w.buckets {
-		if b.tokens+now.Sub(b.last).Seconds()*b.rate >= b.burst {
+		if b.n+now.Sub(b.last).Seconds()*b.rate >= b.burst {
 			delete(w.buckets, k)
 		}
 	}

@@ -1,11 +1,8 @@
-package gql
+package tenant
 
 import (
 	"container/list"
 	"net/netip"
-
-	"github.com/corehq/core/errcode"
-	"github.com/corehq/core/tenant"
 )
 
 // Callers without a valid token (no token, or a wrong, expired or revoked
@@ -19,8 +16,9 @@ import (
 // the instance's bucket: a login, or a request refused for its token or
 // for being anonymous, takes nothing more; work the instance opens to
 // anonymous callers (anonymousRequests, anonymousRegistration) takes a
-// token of the instance's as any request does (Env.admitAnonymous), so
-// the instance's rate still bounds what it serves.
+// token of the instance's as any request does (Admit, called by the
+// engine for that work), so the instance's rate still bounds what it
+// serves.
 //
 // An IPv6 client counts by its /64 (one subscriber's network: a client
 // picks any address in it), an IPv4 one by its address. Buckets live in
@@ -39,7 +37,7 @@ const maxAddresses = 10_000
 const maxAddressKey = 64
 
 // addressBuckets are the buckets of callers without a valid token, least
-// recently used at the back. Guarded by rateLimiter.mu.
+// recently used at the back. Guarded by RateLimiter.mu.
 type addressBuckets struct {
 	m   map[addressKey]*list.Element
 	lru list.List // of *addressBucket
@@ -87,9 +85,11 @@ func (a *addressBuckets) forget(inst string) {
 	}
 }
 
-// clientKey is what a client address counts as: an IPv6 address its /64,
-// an IPv4 address (or an IPv4-mapped one) itself.
-func clientKey(ip string) string {
+// ClientKey is what a client address counts as, here and wherever the
+// service bounds anonymous callers per address (the engine's share of
+// subscription connections): an IPv6 address its /64, an IPv4 address (or
+// an IPv4-mapped one) itself.
+func ClientKey(ip string) string {
 	a, err := netip.ParseAddr(ip)
 	if err != nil {
 		if len(ip) > maxAddressKey {
@@ -105,18 +105,15 @@ func clientKey(ip string) string {
 	return a.String()
 }
 
-// admitAddress takes one token of the bucket of a caller without a valid
+// AdmitAddress takes one token of the bucket of a caller without a valid
 // token from clientIP to inst, or answers RATE_LIMITED. An instance
 // without a rate limit has no such bucket either.
-func (l *rateLimiter) admitAddress(inst *tenant.Instance, clientIP string) error {
-	lim := inst.Settings.RateLimit
-	if lim == nil {
-		lim = l.def
-	}
+func (l *RateLimiter) AdmitAddress(inst *Instance, clientIP string) error {
+	lim := l.limitOf(inst)
 	if lim == nil {
 		return nil
 	}
-	key := addressKey{inst: inst.ID, addr: clientKey(clientIP)}
+	key := addressKey{inst: inst.ID, addr: ClientKey(clientIP)}
 	share, now := l.share(), l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -124,9 +121,7 @@ func (l *rateLimiter) admitAddress(inst *tenant.Instance, clientIP string) error
 	if ok {
 		return nil
 	}
-	err := errcode.New(errcode.RateLimited,
+	return rateLimited(wait,
 		"too many requests without a valid token from %s to instance %s: requests that log in, or whose token is missing or refused, are limited per client address to the instance's rate of %g per second (burst %d), apart from the instance's own budget: retry after %d s",
 		key.addr, inst.Domain, lim.RequestsPerSecond, lim.BurstOrRate(), wait)
-	err.Extensions = map[string]any{"retryAfter": wait}
-	return err
 }

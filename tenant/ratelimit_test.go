@@ -1,12 +1,10 @@
-package gql
+package tenant
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/corehq/core/tenant"
 )
 
 // TestRateLimiterShare: tokens come back at the rate, up to the burst;
@@ -15,11 +13,11 @@ func TestRateLimiterShare(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	peers := 1
-	l := newRateLimiter(nil, func() int { return peers }, func() time.Time { return now })
-	inst := &tenant.Instance{ID: "i1", Domain: "a.test", Settings: tenant.Settings{RateLimit: &tenant.RateLimit{RequestsPerSecond: 10, Burst: 20}}}
+	l := NewRateLimiter(nil, func() int { return peers }, func() time.Time { return now })
+	inst := &Instance{ID: "i1", Domain: "a.test", Settings: Settings{RateLimit: &RateLimit{RequestsPerSecond: 10, Burst: 20}}}
 	admitted := func() int {
 		n := 0
-		for l.admit(inst) == nil {
+		for l.Admit(inst) == nil {
 			n++
 			if n > 1000 {
 				t.Fatal("no limit")
@@ -51,21 +49,21 @@ func TestRateLimiterShare(t *testing.T) {
 	if n := admitted(); n != 2 {
 		t.Errorf("one of four processes after 1 s: %d, want 2 (2.5 per second)", n)
 	}
-	err := l.admit(inst)
+	err := l.Admit(inst)
 	if err == nil || err.Error() != "instance a.test is over its rate limit of 10 requests per second (burst 20): retry after 1 s" {
 		t.Errorf("refusal: %v", err)
 	}
 	// No limit anywhere: no bucket.
-	free := &tenant.Instance{ID: "i2", Domain: "b.test"}
+	free := &Instance{ID: "i2", Domain: "b.test"}
 	for range 100 {
-		if err := l.admit(free); err != nil {
+		if err := l.Admit(free); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if len(l.buckets) != 1 {
 		t.Errorf("%d buckets, want 1", len(l.buckets))
 	}
-	l.forget("i1")
+	l.Forget("i1")
 	if len(l.buckets) != 0 {
 		t.Errorf("after forget: %d buckets", len(l.buckets))
 	}
@@ -80,11 +78,11 @@ func TestAddressBuckets(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	peers := 1
-	l := newRateLimiter(nil, func() int { return peers }, func() time.Time { return now })
-	inst := &tenant.Instance{ID: "i1", Domain: "a.test", Settings: tenant.Settings{RateLimit: &tenant.RateLimit{RequestsPerSecond: 1, Burst: 4}}}
+	l := NewRateLimiter(nil, func() int { return peers }, func() time.Time { return now })
+	inst := &Instance{ID: "i1", Domain: "a.test", Settings: Settings{RateLimit: &RateLimit{RequestsPerSecond: 1, Burst: 4}}}
 	admitted := func(ip string) int {
 		n := 0
-		for l.admitAddress(inst, ip) == nil {
+		for l.AdmitAddress(inst, ip) == nil {
 			n++
 			if n > 1000 {
 				t.Fatal("no limit")
@@ -98,7 +96,7 @@ func TestAddressBuckets(t *testing.T) {
 	if n := admitted("192.0.2.2"); n != 4 {
 		t.Errorf("another address's burst: %d, want 4", n)
 	}
-	if err := l.admit(inst); err != nil {
+	if err := l.Admit(inst); err != nil {
 		t.Errorf("the instance's bucket after two addresses spent theirs: %v", err)
 	}
 	if n := admitted("::ffff:192.0.2.1"); n != 0 {
@@ -113,7 +111,7 @@ func TestAddressBuckets(t *testing.T) {
 	if n := admitted("2001:db8:1:3::1"); n != 4 {
 		t.Errorf("another /64: %d, want 4", n)
 	}
-	err := l.admitAddress(inst, "2001:db8:1:2::7")
+	err := l.AdmitAddress(inst, "2001:db8:1:2::7")
 	if err == nil || !strings.Contains(err.Error(), "too many requests without a valid token from 2001:db8:1:2::/64 to instance a.test") ||
 		!strings.HasSuffix(err.Error(), "retry after 1 s") {
 		t.Errorf("refusal: %v", err)
@@ -126,9 +124,9 @@ func TestAddressBuckets(t *testing.T) {
 	}
 	peers = 1
 	// No limit: no bucket.
-	free := &tenant.Instance{ID: "i2", Domain: "b.test"}
+	free := &Instance{ID: "i2", Domain: "b.test"}
 	for range 100 {
-		if err := l.admitAddress(free, "192.0.2.1"); err != nil {
+		if err := l.AdmitAddress(free, "192.0.2.1"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -137,7 +135,7 @@ func TestAddressBuckets(t *testing.T) {
 		t.Fatalf("192.0.2.1 is spent: %d", n)
 	}
 	for i := range maxAddresses {
-		_ = l.admitAddress(inst, fmt.Sprintf("10.%d.%d.%d", i>>16, (i>>8)&255, i&255))
+		_ = l.AdmitAddress(inst, fmt.Sprintf("10.%d.%d.%d", i>>16, (i>>8)&255, i&255))
 	}
 	if got := l.addrs.len(); got != maxAddresses {
 		t.Errorf("%d address buckets, want at most %d", got, maxAddresses)
@@ -145,8 +143,56 @@ func TestAddressBuckets(t *testing.T) {
 	if n := admitted("192.0.2.1"); n != 4 {
 		t.Errorf("a dropped address comes back with a full bucket: %d, want 4", n)
 	}
-	l.forget("i1")
+	l.Forget("i1")
 	if got := l.addrs.len(); got != 0 {
 		t.Errorf("after the instance is deleted: %d address buckets", got)
+	}
+}
+
+// TestWebhookShares: each webhook takes from a bucket of half the
+// instance's rate and burst, then from the instance's: a flood on one
+// webhook is refused naming the webhook once it has had its half, and
+// leaves the other half to the instance's other doors; the instance's
+// own bucket refuses naming the instance.
+func TestWebhookShares(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := NewRateLimiter(&RateLimit{RequestsPerSecond: 10, Burst: 10}, nil, func() time.Time { return now })
+	inst := &Instance{ID: "i1", Domain: "a.test"}
+	admitted := func(hook string) (int, error) {
+		for n := 0; ; n++ {
+			if err := l.AdmitWebhook(inst, hook); err != nil {
+				return n, err
+			}
+			if n > 1000 {
+				t.Fatal("no limit")
+			}
+		}
+	}
+	n, err := admitted("flood")
+	if n != 5 || err == nil || !strings.Contains(err.Error(), "for webhook flood, which may use half of it: retry after 1 s") {
+		t.Errorf("a flood on one webhook: %d admitted, then %v; want 5, then a refusal naming the webhook", n, err)
+	}
+	if err := l.Admit(inst); err != nil {
+		t.Errorf("the instance's other doors after the flood: %v", err)
+	}
+	n, err = admitted(strings.Repeat("x", 5000))
+	if n != 4 || err == nil || err.Error() != "instance a.test is over its rate limit of 10 requests per second (burst 10): retry after 1 s" {
+		t.Errorf("another webhook: %d admitted, then %v; want the 4 the instance has left, then its refusal", n, err)
+	}
+	now = now.Add(time.Hour)
+	if n, _ := admitted("flood"); n != 5 {
+		t.Errorf("the flooded webhook an hour later: %d, want its half of the burst (5)", n)
+	}
+	// Unlimited instances keep no webhook buckets.
+	free := &Instance{ID: "i2", Domain: "b.test", Settings: Settings{RateLimit: nil}}
+	l = NewRateLimiter(nil, nil, func() time.Time { return now })
+	for range 100 {
+		if err := l.AdmitWebhook(free, "hook"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(l.hooks.buckets) != 0 {
+		t.Errorf("%d webhook buckets of an unlimited instance, want none", len(l.hooks.buckets))
 	}
 }
