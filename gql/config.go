@@ -1,6 +1,7 @@
 package gql
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/corehq/core/tenant"
@@ -68,31 +69,18 @@ func DefaultConfig() Config {
 }
 
 // withDefaults returns c with DefaultConfig's value in place of each figure
-// that is 0 or negative, none of which would bound anything sensibly (a
-// page of 0 records, a queue of none). RateLimit stays as it is: nil is
-// no limit. Build and NewEngine call it; it is the one place defaults are
-// applied.
+// (a count or a duration) that is 0 or negative, none of which would bound
+// anything sensibly (a page of 0 records, a queue of none). RateLimit
+// stays as it is: nil is no limit. Build and NewEngine call it; it is the
+// one place defaults are applied, and it covers a figure added to Config
+// without being told.
 func (c Config) withDefaults() Config {
-	d := DefaultConfig()
-	c.MaxDepth = positiveOr(c.MaxDepth, d.MaxDepth)
-	c.MaxAliases = positiveOr(c.MaxAliases, d.MaxAliases)
-	c.MaxComplexity = positiveOr(c.MaxComplexity, d.MaxComplexity)
-	c.MaxTokens = positiveOr(c.MaxTokens, d.MaxTokens)
-	c.DefaultPageSize = positiveOr(c.DefaultPageSize, d.DefaultPageSize)
-	c.MaxPageSize = positiveOr(c.MaxPageSize, d.MaxPageSize)
-	c.DocumentCacheSize = positiveOr(c.DocumentCacheSize, d.DocumentCacheSize)
-	c.MaxHopResults = positiveOr(c.MaxHopResults, d.MaxHopResults)
-	c.MaxSubscriptions = positiveOr(c.MaxSubscriptions, d.MaxSubscriptions)
-	c.SubscriptionQueue = positiveOr(c.SubscriptionQueue, d.SubscriptionQueue)
-	c.SubscriptionTail = positiveOr(c.SubscriptionTail, d.SubscriptionTail)
-	c.SessionCheck = positiveOr(c.SessionCheck, d.SessionCheck)
-	return c
-}
-
-// positiveOr is v when it is positive, else def.
-func positiveOr[T int | time.Duration](v, def T) T {
-	if v > 0 {
-		return v
+	d := reflect.ValueOf(DefaultConfig())
+	v := reflect.ValueOf(&c).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); f.CanInt() && f.Int() <= 0 {
+			f.SetInt(d.Field(i).Int())
+		}
 	}
-	return def
+	return c
 }

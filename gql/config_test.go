@@ -13,8 +13,8 @@ import (
 
 // TestConfigWithDefaults: every figure left 0 (or set negative) is
 // DefaultConfig's, every figure set is kept, and RateLimit's nil (no
-// limit) stays nil. The figures are found by reflection, so a field added
-// to Config without a default in withDefaults fails here.
+// limit) stays nil. The figures are found by reflection, so a field of a
+// kind withDefaults does not know fails here.
 func TestConfigWithDefaults(t *testing.T) {
 	t.Parallel()
 	if diff := cmp.Diff(DefaultConfig(), Config{}.withDefaults()); diff != "" {
