@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/corehq/core/internal/defaults"
 	"github.com/corehq/core/store"
 )
 
@@ -55,16 +56,7 @@ type logDoc struct {
 // NewLog returns the function logs kept in st and starts the flusher.
 // Fields of cfg that are not positive take their defaults.
 func NewLog(st store.Store, cfg LogConfig) *Log {
-	def := DefaultLogConfig()
-	if cfg.Entries <= 0 {
-		cfg.Entries = def.Entries
-	}
-	if cfg.MaxBytes <= 0 {
-		cfg.MaxBytes = def.MaxBytes
-	}
-	if cfg.FlushInterval <= 0 {
-		cfg.FlushInterval = def.FlushInterval
-	}
+	cfg = defaults.Fill(cfg, DefaultLogConfig())
 	l := &Log{st: st, cfg: cfg, pending: map[string][]LogEntry{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.flusher()
 	return l

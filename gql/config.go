@@ -1,9 +1,9 @@
 package gql
 
 import (
-	"reflect"
 	"time"
 
+	"github.com/corehq/core/internal/defaults"
 	"github.com/corehq/core/tenant"
 )
 
@@ -69,18 +69,9 @@ func DefaultConfig() Config {
 }
 
 // withDefaults returns c with DefaultConfig's value in place of each figure
-// (a count or a duration) that is 0 or negative, none of which would bound
-// anything sensibly (a page of 0 records, a queue of none). RateLimit
-// stays as it is: nil is no limit. Build and NewEngine call it; it is the
-// one place defaults are applied, and it covers a figure added to Config
-// without being told.
-func (c Config) withDefaults() Config {
-	d := reflect.ValueOf(DefaultConfig())
-	v := reflect.ValueOf(&c).Elem()
-	for i := range v.NumField() {
-		if f := v.Field(i); f.CanInt() && f.Int() <= 0 {
-			f.SetInt(d.Field(i).Int())
-		}
-	}
-	return c
-}
+// (a count or a duration) that is 0 or negative (defaults.Fill), none of
+// which would bound anything sensibly (a page of 0 records, a queue of
+// none). RateLimit stays as it is: nil is no limit. Build and NewEngine
+// call it; it is the one place defaults are applied, and it covers a
+// figure added to Config without being told.
+func (c Config) withDefaults() Config { return defaults.Fill(c, DefaultConfig()) }

@@ -1,5 +1,7 @@
 package schema
 
+import "github.com/corehq/core/internal/defaults"
+
 // Limits bound the work Parse does on an uploaded SDL, which comes from an
 // untrusted developer. The byte limit is checked before any parsing and the
 // token limit while parsing, so an oversized upload is refused in time
@@ -33,19 +35,4 @@ func DefaultLimits() Limits {
 
 // orDefault replaces every zero (or negative) limit by its default, so that
 // Limits{} never means "unlimited" by accident.
-func (l Limits) orDefault() Limits {
-	d := DefaultLimits()
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = d.MaxBytes
-	}
-	if l.MaxTokens <= 0 {
-		l.MaxTokens = d.MaxTokens
-	}
-	if l.MaxTypes <= 0 {
-		l.MaxTypes = d.MaxTypes
-	}
-	if l.MaxFieldsPerType <= 0 {
-		l.MaxFieldsPerType = d.MaxFieldsPerType
-	}
-	return l
-}
+func (l Limits) orDefault() Limits { return defaults.Fill(l, DefaultLimits()) }

@@ -1,5 +1,7 @@
 package arcql
 
+import "github.com/corehq/core/internal/defaults"
+
 // Limits bound what Parse accepts, so that no query can make a store do
 // unbounded work. Over a limit Parse returns an *Error naming it. A zero (or
 // negative) field means the default for that limit.
@@ -29,22 +31,4 @@ func DefaultLimits() Limits {
 }
 
 // withDefaults fills the zero fields of l from DefaultLimits.
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = d.MaxBytes
-	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = d.MaxDepth
-	}
-	if l.MaxComparisons <= 0 {
-		l.MaxComparisons = d.MaxComparisons
-	}
-	if l.MaxStringBytes <= 0 {
-		l.MaxStringBytes = d.MaxStringBytes
-	}
-	if l.MaxWildcards <= 0 {
-		l.MaxWildcards = d.MaxWildcards
-	}
-	return l
-}
+func (l Limits) withDefaults() Limits { return defaults.Fill(l, DefaultLimits()) }
