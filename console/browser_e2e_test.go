@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -67,13 +66,7 @@ func TestConsoleInABrowser(t *testing.T) {
 // whole run (a broken one), not a timing assertion.
 func runScript(t *testing.T, node, script string, limit time.Duration, env ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Base(script))
-	cmd.Dir = filepath.Dir(script)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
+	out, err := nodetest.Run(node, script, limit, env...)
 	t.Logf("node %s:\n%s", filepath.Base(script), out)
 	if err != nil {
 		t.Fatalf("the browser test failed: %v", err)

@@ -3,43 +3,17 @@ package gql
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/corehq/core/auth"
-	"github.com/corehq/core/internal/testfiles"
-	"github.com/corehq/core/keyring"
-	"github.com/corehq/core/schema"
-	"github.com/corehq/core/store/bolt"
-	"github.com/corehq/core/tenant"
 )
 
 // benchEnv builds a compiled bookstore schema over a bolt store holding
 // n books, and an Env that acts with the instance token.
 func benchEnv(b *testing.B, n int) (*Schema, Env) {
 	b.Helper()
-	sdl := testfiles.Read(b, "e2e", "bookstore.graphql")
-	m, err := schema.Parse(sdl, schema.DefaultLimits())
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := Build(m, DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := bolt.Open(filepath.Join(b.TempDir(), "bench.db"), bolt.DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	inst := &tenant.Instance{ID: "inst1", Domain: "bench.test", App: "bookstore", AdminAccountID: "admin"}
-	rel := &tenant.Release{App: "bookstore", Name: "v1", Realm: "main", SDL: m.SDL, Model: m}
-	inst.SetRelease(rel)
-	if err := st.Declare(context.Background(), inst.ID, tenant.Specs(m)); err != nil {
-		b.Fatal(err)
-	}
-	env := Env{Store: st, Instance: inst, Release: rel, Schema: s, Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: "admin"},
-		Accounts: auth.NewAccounts(keyring.Hold(keyring.Generate())), ClientIP: "127.0.0.1"}
+	env := emptyBookstore(b, "bench.test")
+	s := env.Schema
 	for start := 1; start <= n; start += 500 {
 		var books []any
 		for j := start; j < start+500 && j <= n; j++ {

@@ -314,35 +314,43 @@ type bookstore struct {
 	env                 Env
 }
 
-func newBookstoreFixture(t testing.TB) *bookstore {
+// emptyBookstore is the environment of the instance token of an instance
+// of domain running the tests' bookstore (testdata/e2e), over an empty
+// bolt store declared for it, with the schema compiled.
+func emptyBookstore(t testing.TB, domain string) Env {
 	t.Helper()
-	sdl := testfiles.Read(t, "e2e", "bookstore.graphql")
-	m, err := schema.Parse(sdl, schema.DefaultLimits())
+	m, err := schema.Parse(testfiles.Read(t, "e2e", "bookstore.graphql"), schema.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
-	build := func() *Schema {
-		s, err := Build(m, DefaultConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+	s, err := Build(m, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
 	}
-	bs := &bookstore{compiled: build(), reference: build()}
-	bs.reference.referenceOnly = true
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "diff.db"), bolt.DefaultConfig())
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "bookstore.db"), bolt.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	inst := &tenant.Instance{ID: "inst1", Domain: "diff.test", App: "bookstore", AdminAccountID: "admin"}
+	inst := &tenant.Instance{ID: "inst1", Domain: domain, App: "bookstore", AdminAccountID: "admin"}
 	rel := &tenant.Release{App: "bookstore", Name: "v1", Realm: "main", SDL: m.SDL, Model: m}
 	inst.SetRelease(rel)
 	if err := st.Declare(context.Background(), inst.ID, tenant.Specs(m)); err != nil {
 		t.Fatal(err)
 	}
-	bs.env = Env{Store: st, Instance: inst, Release: rel, Schema: bs.compiled, Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: "admin"},
+	return Env{Store: st, Instance: inst, Release: rel, Schema: s, Principal: auth.Principal{Kind: auth.InstanceAdmin, AccountID: "admin"},
 		Accounts: auth.NewAccounts(keyring.Hold(keyring.Generate())), ClientIP: "127.0.0.1"}
+}
+
+func newBookstoreFixture(t testing.TB) *bookstore {
+	t.Helper()
+	bs := &bookstore{env: emptyBookstore(t, "diff.test")}
+	reference, err := Build(bs.env.Release.Model, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reference.referenceOnly = true
+	bs.compiled, bs.reference = bs.env.Schema, reference
 	var books, authors []any
 	for j := 1; j <= 30; j++ {
 		b := map[string]any{"core": map[string]any{"id": fmt.Sprintf("b%02d", j)}, "title": fmt.Sprintf("Book %d", j),

@@ -1,10 +1,7 @@
 package gql_test
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,11 +33,7 @@ func TestSubscriptionsWithRealClients(t *testing.T) {
 
 	// A bound on the whole run, not a timing assertion: the script waits
 	// on events, each at most hangGuard.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Base(script))
-	cmd.Dir = filepath.Dir(script)
-	cmd.Env = append(os.Environ(),
+	out, err := nodetest.Run(node, script, 3*time.Minute,
 		"CORE_URL="+admin.env.URL,
 		"CORE_DOMAIN="+admin.domain,
 		"CORE_TOKEN="+admin.token,
@@ -48,8 +41,6 @@ func TestSubscriptionsWithRealClients(t *testing.T) {
 		"CORE_BOB_TOKEN="+bob.token,
 		fmt.Sprintf("HANG_GUARD_MS=%d", hangGuard.Milliseconds()),
 	)
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node %s failed (%v):\n%s", filepath.Base(script), err, out)
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/bolt/bolttest"
-	"github.com/corehq/core/store/mongo"
 	"github.com/corehq/core/store/mongo/mongotest"
 	"github.com/corehq/core/tenant"
 )
@@ -232,16 +231,8 @@ func TestLoginThrottleAcrossServers(t *testing.T) {
 	var a, b store.Store
 	switch servertest.Kind() {
 	case servertest.KindMongo:
-		uri, db := mongotest.Database(t)
-		open := func() store.Store {
-			st, err := mongo.Open(context.Background(), mongotest.Config(uri, db))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return st
-		}
-		a, b = open(), open()
+		stores := mongotest.Shared(t, 2)
+		a, b = stores[0], stores[1]
 	default:
 		a = bolttest.Open(t)
 		b = a

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
 )
 
@@ -56,7 +57,7 @@ func TestLoginRefusesObjectsOverREST(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := anon.do(http.MethodPost, tc.path, tc.body)
-			msg, code := firstError(body)
+			msg, code := servertest.FirstError(body)
 			if status != http.StatusBadRequest || code != "BAD_REQUEST" || msg != tc.want {
 				t.Errorf("%d %s, want 400 BAD_REQUEST %q", status, dump(body), tc.want)
 			}
@@ -92,7 +93,7 @@ func TestUpsertRefusesObjectsOverREST(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.book["core"] = map[string]any{"id": "b1"}
 			status, body := c.do(tc.method, "/", map[string]any{"values": map[string]any{"Book": []any{tc.book}}})
-			if msg, code := firstError(body); status != http.StatusBadRequest || code != "BAD_REQUEST" || msg != tc.want {
+			if msg, code := servertest.FirstError(body); status != http.StatusBadRequest || code != "BAD_REQUEST" || msg != tc.want {
 				t.Errorf("%d %s, want 400 BAD_REQUEST %q", status, dump(body), tc.want)
 			}
 		})
@@ -107,16 +108,4 @@ func TestUpsertRefusesObjectsOverREST(t *testing.T) {
 	if status, body := c.do(http.MethodGet, "/Book/b2", nil); status != http.StatusOK || !strings.Contains(dump(body), `"ref": {`) {
 		t.Errorf("the stored Json object: %d %s", status, dump(body))
 	}
-}
-
-func firstError(body map[string]any) (message, code string) {
-	errs, _ := body["errors"].([]any)
-	if len(errs) == 0 {
-		return "", ""
-	}
-	e, _ := errs[0].(map[string]any)
-	message, _ = e["message"].(string)
-	ext, _ := e["extensions"].(map[string]any)
-	code, _ = ext["code"].(string)
-	return message, code
 }

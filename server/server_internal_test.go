@@ -66,20 +66,27 @@ func get(url string) <-chan answer {
 	return out
 }
 
-func TestServeDrainsInFlightRequests(t *testing.T) {
-	t.Parallel()
-	s, entered, release := slowServer(t, DefaultConfig())
-	draining := make(chan struct{})
-	s.http.RegisterOnShutdown(func() { close(draining) })
+// serve runs s on a new loopback listener until cancel (what SIGTERM does
+// in cored); served receives what Serve returned.
+func serve(t *testing.T, s *Server) (addr string, cancel context.CancelFunc, served <-chan error) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
+	out := make(chan error, 1)
+	go func() { out <- s.Serve(ctx, ln) }()
+	return ln.Addr().String(), cancel, out
+}
 
-	got := get("http://" + ln.Addr().String() + "/slow")
+func TestServeDrainsInFlightRequests(t *testing.T) {
+	t.Parallel()
+	s, entered, release := slowServer(t, DefaultConfig())
+	draining := make(chan struct{})
+	s.http.RegisterOnShutdown(func() { close(draining) })
+	addr, cancel, served := serve(t, s)
+	got := get("http://" + addr + "/slow")
 	<-entered
 	cancel() // what SIGTERM does in cored
 	<-draining
@@ -88,7 +95,7 @@ func TestServeDrainsInFlightRequests(t *testing.T) {
 		t.Fatalf("Serve returned (%v) while a request was in flight", err)
 	default:
 	}
-	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+	if c, err := net.Dial("tcp", addr); err == nil {
 		c.Close()
 		t.Error("a new connection was accepted while draining")
 	}
@@ -107,14 +114,8 @@ func TestServeGivesUpAfterShutdownTimeout(t *testing.T) {
 	cfg.ShutdownTimeout = 50 * time.Millisecond
 	s, entered, release := slowServer(t, cfg)
 	defer close(release)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
-	got := get("http://" + ln.Addr().String() + "/slow")
+	addr, cancel, served := serve(t, s)
+	got := get("http://" + addr + "/slow")
 	<-entered
 	cancel()
 	if err := <-served; err == nil {

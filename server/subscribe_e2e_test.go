@@ -16,8 +16,6 @@ import (
 
 	"github.com/corehq/core/server"
 	"github.com/corehq/core/server/servertest"
-	"github.com/corehq/core/store"
-	"github.com/corehq/core/store/mongo"
 	"github.com/corehq/core/store/mongo/mongotest"
 	"github.com/corehq/core/tenant"
 )
@@ -84,28 +82,30 @@ func TestShutdownEndsSubscriptions(t *testing.T) {
 	}
 }
 
+// twoProcesses starts two servers on one MongoDB database, each with its
+// own store handle (and change-feed poller), as two cored processes; the
+// writer publishes the bookstore and makes instance books.test (its token
+// returned), which the reader serves at once.
+func twoProcesses(t *testing.T) (writer, reader *servertest.Env, token string) {
+	t.Helper()
+	stores := mongotest.Shared(t, 2)
+	writer = servertest.Start(t, servertest.WithStore(stores[0]))
+	reader = servertest.Start(t, servertest.WithStore(stores[1]))
+	writer.PutRelease("bookstore", "v1", bookstoreSDL)
+	token = writer.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	if _, err := reader.Directory.Refresh(context.Background()); err != nil { // what its watch does every interval
+		t.Fatal(err)
+	}
+	return writer, reader, token
+}
+
 // Two servers on one MongoDB database, each with its own store handle
 // (and change-feed poller), as two cored processes: a subscriber on one
 // receives, in order, the events of writes made through the other, by
 // GraphQL and by REST.
 func TestSubscriptionsAcrossServers(t *testing.T) {
 	t.Parallel()
-	uri, db := mongotest.Database(t)
-	open := func() store.Store {
-		st, err := mongo.Open(context.Background(), mongotest.Config(uri, db))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	writer := servertest.Start(t, servertest.WithStore(open()))
-	reader := servertest.Start(t, servertest.WithStore(open()))
-	writer.PutRelease("bookstore", "v1", bookstoreSDL)
-	token := writer.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
-	if _, err := reader.Directory.Refresh(context.Background()); err != nil { // what its watch does every interval
-		t.Fatal(err)
-	}
+	writer, reader, token := twoProcesses(t)
 	guard, stop := context.WithTimeout(context.Background(), 30*time.Second) // a hang guard only
 	defer stop()
 	resp := openEventStream(t, guard, reader.URL+"/graphql", token, `subscription { subscribe(type: Book) { op node { ... on Book { title } } } }`)
@@ -202,22 +202,7 @@ func openEventStream(t *testing.T, guard context.Context, url, token, query stri
 // MongoDB database, each with its own store handle, as two cored processes.
 func TestGrantElsewhereReachesOpenSubscriptions(t *testing.T) {
 	t.Parallel()
-	uri, db := mongotest.Database(t)
-	open := func() store.Store {
-		st, err := mongo.Open(context.Background(), mongotest.Config(uri, db))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	writer := servertest.Start(t, servertest.WithStore(open()))
-	reader := servertest.Start(t, servertest.WithStore(open()))
-	writer.PutRelease("bookstore", "v1", bookstoreSDL)
-	token := writer.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
-	if _, err := reader.Directory.Refresh(context.Background()); err != nil { // what its watch does every interval
-		t.Fatal(err)
-	}
+	writer, reader, token := twoProcesses(t)
 	must := func(env *servertest.Env, who, query string, vars map[string]any) map[string]any {
 		t.Helper()
 		status, out := env.GraphQL("books.test", who, query, vars)

@@ -1,7 +1,6 @@
 package tenant_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/corehq/core/internal/testfiles"
 	"github.com/corehq/core/server/servertest"
-	"github.com/corehq/core/store/mongo"
 	"github.com/corehq/core/store/mongo/mongotest"
 	"github.com/corehq/core/tenant"
 )
@@ -21,16 +19,8 @@ import (
 // cored processes behind a load balancer.
 func twoServers(t *testing.T) (a, b *servertest.Env) {
 	t.Helper()
-	uri, db := mongotest.Database(t)
-	server := func() *servertest.Env {
-		st, err := mongo.Open(context.Background(), mongotest.Config(uri, db))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return servertest.Start(t, servertest.WithStore(st))
-	}
-	return server(), server()
+	stores := mongotest.Shared(t, 2)
+	return servertest.Start(t, servertest.WithStore(stores[0])), servertest.Start(t, servertest.WithStore(stores[1]))
 }
 
 // TestTwoServersOneDatabase runs two real servers on one MongoDB database,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/corehq/core/internal/procstatus"
+	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/bolt"
 )
@@ -117,7 +118,7 @@ func TestAggregationMemoryBounded(t *testing.T) {
 	run := func(who string) (int, string, string, time.Duration) {
 		begin := time.Now()
 		st, body := gql(map[string]string{"bob": sessions["bob"], "instance": instToken}[who], wide, nil)
-		msg, code := firstError(body)
+		msg, code := servertest.FirstError(body)
 		return st, code, msg, time.Since(begin)
 	}
 	figure := func(key string) int64 {
@@ -290,17 +291,4 @@ func textAt(v any, path ...string) string {
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	}
 	return ""
-}
-
-// firstError is the message and code of a body's first error.
-func firstError(body map[string]any) (string, string) {
-	errs, _ := body["errors"].([]any)
-	if len(errs) == 0 {
-		return "", ""
-	}
-	e, _ := errs[0].(map[string]any)
-	msg, _ := e["message"].(string)
-	ext, _ := e["extensions"].(map[string]any)
-	code, _ := ext["code"].(string)
-	return msg, code
 }

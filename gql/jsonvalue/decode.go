@@ -159,19 +159,12 @@ func (d *decoder) object(depth int) (any, error) {
 			return nil, err
 		}
 		m[k] = v
-		d.skipSpace()
-		if d.i >= len(d.b) {
-			return nil, d.eof()
+		done, err := d.next('}', "after object key:value pair")
+		if err != nil {
+			return nil, err
 		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-			d.skipSpace()
-		case '}':
-			d.i++
+		if done {
 			return m, nil
-		default:
-			return nil, d.invalid("after object key:value pair")
 		}
 	}
 }
@@ -193,25 +186,38 @@ func (d *decoder) array(depth int) (any, error) {
 			return nil, err
 		}
 		d.vals = append(d.vals, v)
-		d.skipSpace()
-		if d.i >= len(d.b) {
-			return nil, d.eof()
+		done, err := d.next(']', "after array element")
+		if err != nil {
+			return nil, err
 		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-			d.skipSpace()
-		case ']':
-			d.i++
+		if done {
 			l := make([]any, len(d.vals)-base)
 			copy(l, d.vals[base:])
 			clear(d.vals[base:])
 			d.vals = d.vals[:base]
 			return l, nil
-		default:
-			return nil, d.invalid("after array element")
 		}
 	}
+}
+
+// next reads what follows a member of an object or an array: a comma
+// (and the space after it), or closer, which ends it (done); anything
+// else is invalid, what saying where.
+func (d *decoder) next(closer byte, what string) (done bool, err error) {
+	d.skipSpace()
+	if d.i >= len(d.b) {
+		return false, d.eof()
+	}
+	switch d.b[d.i] {
+	case ',':
+		d.i++
+		d.skipSpace()
+		return false, nil
+	case closer:
+		d.i++
+		return true, nil
+	}
+	return false, d.invalid(what)
 }
 
 // literal reads true, false or null, whose first byte is at d.i.

@@ -6,11 +6,13 @@
 package nodetest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // EnvRequire, when set, turns a skip for a missing tool into a failure.
@@ -48,4 +50,18 @@ func Script(tb testing.TB, test, script string, pkgs ...string) (node, path stri
 		}
 	}
 	return node, path
+}
+
+// Run runs script (from Script) with node in the script's folder, with env
+// ("NAME=value") added to the test process's environment, and returns
+// what it printed. limit bounds the whole run against a hang, it is no
+// timing assertion: give it minutes, and let the script wait on events.
+func Run(node, script string, limit time.Duration, env ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Base(script))
+	cmd.Dir = filepath.Dir(script)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.WaitDelay = 10 * time.Second
+	return cmd.CombinedOutput()
 }

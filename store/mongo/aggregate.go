@@ -157,11 +157,7 @@ func (s *Store) streamRecords(ctx context.Context, q *store.AggQuery, p *plan, f
 	}
 	defer cur.Close(context.WithoutCancel(octx))
 	for cur.Next(octx) {
-		var doc bson.M
-		if err := cur.Decode(&doc); err != nil {
-			return s.fail(ctx, "decoding a record", err)
-		}
-		r, err := decodeRecord(doc)
+		r, err := s.readRecord(ctx, cur)
 		if err != nil {
 			return err
 		}

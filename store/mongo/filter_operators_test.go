@@ -6,7 +6,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
-	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/arcql"
 )
 
@@ -47,19 +46,7 @@ func TestFiltersRunNoServerCode(t *testing.T) {
 	}
 	walked := 0
 	for _, c := range cases {
-		pq, err := arcql.Parse(c.query, arcql.DefaultLimits())
-		if err != nil {
-			t.Fatalf("Parse(%q): %v", c.query, err)
-		}
-		bq, err := arcql.Bind(pq, schema, c.typ, "inst1")
-		if err != nil {
-			t.Fatalf("Bind(%q): %v", c.query, err)
-		}
-		q := &store.Query{Type: c.typ, Filter: resolveFake(bq.Filter), Sort: bq.Sort}
-		p, err := buildPlan("inst1", q, q.Filter, nil, nil)
-		if err != nil {
-			t.Fatalf("buildPlan(%q): %v", c.query, err)
-		}
+		p := planOf(t, c.typ, c.query)
 		for _, d := range []bson.D{p.filter, p.sort} {
 			walkKeys(d, func(k string) {
 				walked++

@@ -122,25 +122,33 @@ func extJSON(t *testing.T, d bson.D) string {
 	return string(b)
 }
 
+// planOf is the plan of query on typ of the golden schema, as Find would
+// build it (reference hops resolved by resolveFake), for instance inst1.
+func planOf(t *testing.T, typ, query string) *plan {
+	t.Helper()
+	pq, err := arcql.Parse(query, arcql.DefaultLimits())
+	if err != nil {
+		t.Fatalf("Parse(%q): %v", query, err)
+	}
+	bq, err := arcql.Bind(pq, schema, typ, "inst1")
+	if err != nil {
+		t.Fatalf("Bind(%q): %v", query, err)
+	}
+	q := &store.Query{Type: typ, Filter: resolveFake(bq.Filter), Sort: bq.Sort}
+	p, err := buildPlan("inst1", q, q.Filter, nil, nil)
+	if err != nil {
+		t.Fatalf("buildPlan(%q): %v", query, err)
+	}
+	return p
+}
+
 // TestFilterGolden pins the MongoDB filter and sort of each case: a change
 // in what the compiler builds shows in testdata/filters.golden
 // (go test -run TestFilterGolden -update rewrites it).
 func TestFilterGolden(t *testing.T) {
 	var out bytes.Buffer
 	for _, c := range goldenCases {
-		pq, err := arcql.Parse(c.query, arcql.DefaultLimits())
-		if err != nil {
-			t.Fatalf("Parse(%q): %v", c.query, err)
-		}
-		bq, err := arcql.Bind(pq, schema, c.typ, "inst1")
-		if err != nil {
-			t.Fatalf("Bind(%q): %v", c.query, err)
-		}
-		q := &store.Query{Type: c.typ, Filter: resolveFake(bq.Filter), Sort: bq.Sort}
-		p, err := buildPlan("inst1", q, q.Filter, nil, nil)
-		if err != nil {
-			t.Fatalf("buildPlan(%q): %v", c.query, err)
-		}
+		p := planOf(t, c.typ, c.query)
 		fmt.Fprintf(&out, "%s: %s\n  filter: %s\n  sort:   %s\n  exact:  %v\n\n", c.typ, c.query, extJSON(t, p.filter), extJSON(t, p.sort), p.exact)
 	}
 	path := filepath.Join("testdata", "filters.golden")

@@ -95,11 +95,7 @@ func (s *Store) findDocs(ctx context.Context, filter bson.D, opts *options.FindO
 	defer cur.Close(context.WithoutCancel(octx))
 	var out []*store.Record
 	for cur.Next(octx) {
-		var doc bson.M
-		if err := cur.Decode(&doc); err != nil {
-			return nil, s.fail(ctx, "decoding a record", err)
-		}
-		r, err := decodeRecord(doc)
+		r, err := s.readRecord(ctx, cur)
 		if err != nil {
 			return nil, err
 		}
@@ -109,6 +105,15 @@ func (s *Store) findDocs(ctx context.Context, filter bson.D, opts *options.FindO
 		return nil, s.fail(ctx, "find", err)
 	}
 	return out, nil
+}
+
+// readRecord decodes the record at cur's position.
+func (s *Store) readRecord(ctx context.Context, cur *mongo.Cursor) (*store.Record, error) {
+	var doc bson.M
+	if err := cur.Decode(&doc); err != nil {
+		return nil, s.fail(ctx, "decoding a record", err)
+	}
+	return decodeRecord(doc)
 }
 
 // Find returns the records a query selects, in the query's order.
@@ -176,11 +181,7 @@ func (s *Store) Find(ctx context.Context, inst string, q *store.Query) ([]*store
 	defer cur.Close(context.WithoutCancel(octx))
 	skipped := 0
 	for cur.Next(octx) {
-		var doc bson.M
-		if err := cur.Decode(&doc); err != nil {
-			return nil, s.fail(ctx, "decoding a record", err)
-		}
-		r, err := decodeRecord(doc)
+		r, err := s.readRecord(ctx, cur)
 		if err != nil {
 			return nil, err
 		}

@@ -124,6 +124,25 @@ func Open(tb testing.TB, change ...func(*mongo.Config)) *mongo.Store {
 	for _, c := range change {
 		c(&cfg)
 	}
+	return open(tb, cfg)
+}
+
+// Shared opens n stores on one new database of the test server, as n
+// cored processes sharing it would; they are closed and the database
+// dropped when the test ends.
+func Shared(tb testing.TB, n int) []*mongo.Store {
+	tb.Helper()
+	uri, db := Database(tb)
+	out := make([]*mongo.Store, n)
+	for i := range out {
+		out[i] = open(tb, Config(uri, db))
+	}
+	return out
+}
+
+// open opens a store with cfg, closed when the test ends.
+func open(tb testing.TB, cfg mongo.Config) *mongo.Store {
+	tb.Helper()
 	s, err := mongo.Open(context.Background(), cfg)
 	if err != nil {
 		tb.Fatalf("mongotest: opening a store: %v", err)
