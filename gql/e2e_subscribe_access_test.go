@@ -141,12 +141,7 @@ func TestSubscriptionHistoryGone(t *testing.T) {
 // token's go on.
 func TestLogoutEndsSubscriptions(t *testing.T) {
 	t.Parallel()
-	cfg := gql.DefaultConfig()
-	cfg.SessionCheck = 20 * time.Millisecond
-	env := servertest.Start(t, servertest.WithGQLConfig(cfg))
-	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
-	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
-	admin := &client{t: t, env: env, domain: "books.test", token: token}
+	admin := sessionCheckedBookstore(t)
 	admin.newAccount("ada", "", "correct horse battery")
 	ada := admin.login("ada", "correct horse battery")
 	adas := ada.sse(bookChanges, nil, nil)
@@ -156,19 +151,47 @@ func TestLogoutEndsSubscriptions(t *testing.T) {
 	w.send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": bookChanges}})
 
 	ada.data(`mutation { logout }`, nil)
-	ev := adas.next()
+	wantEndedUnauthenticated(t, "after the logout, ada's", adas, w)
+	wantNextBook(t, "the instance token's subscription", admin, admins)
+}
+
+// sessionCheckedBookstore is the instance token's client of a bookstore
+// instance on a server whose subscriptions check their caller's session
+// every 20 ms.
+func sessionCheckedBookstore(t *testing.T) *client {
+	t.Helper()
+	cfg := gql.DefaultConfig()
+	cfg.SessionCheck = 20 * time.Millisecond
+	env := servertest.Start(t, servertest.WithGQLConfig(cfg))
+	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
+	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
+	return &client{t: t, env: env, domain: "books.test", token: token}
+}
+
+// wantEndedUnauthenticated: the event stream sends an UNAUTHENTICATED
+// error, then completes, and the WebSocket's subscription 1 ends with an
+// UNAUTHENTICATED error; when names the moment and whose they are.
+func wantEndedUnauthenticated(t *testing.T, when string, stream *sseStream, w *wsClient) {
+	t.Helper()
+	ev := stream.next()
 	if ev.event != "next" || path(ev.data, "errors", 0, "extensions", "code") != "UNAUTHENTICATED" {
-		t.Fatalf("after the logout, ada's stream sent %s %s, want an UNAUTHENTICATED error", ev.event, dump(ev.data))
+		t.Fatalf("%s stream sent %s %s, want an UNAUTHENTICATED error", when, ev.event, dump(ev.data))
 	}
-	if ev := adas.next(); ev.event != "complete" {
+	if ev := stream.next(); ev.event != "complete" {
 		t.Fatalf("after the error, %s, want complete", ev.event)
 	}
 	if m := w.expect("error", "1"); path(m, "payload", 0, "extensions", "code") != "UNAUTHENTICATED" {
-		t.Fatalf("after the logout, ada's WebSocket subscription: %s", dump(m))
+		t.Fatalf("%s WebSocket subscription: %s", when, dump(m))
 	}
-	id := admin.books("after")[0]
-	got, _ := admins.change()
-	wantChange(t, "the instance token's subscription", got, change{Op: "CREATED", ID: id, Changed: []string{}, Node: map[string]any{"title": "after"}})
+}
+
+// wantNextBook: a book c writes is the next event of its stream, which
+// goes on.
+func wantNextBook(t *testing.T, step string, c *client, stream *sseStream) {
+	t.Helper()
+	id := c.books("after")[0]
+	got, _ := stream.change()
+	wantChange(t, step, got, change{Op: "CREATED", ID: id, Changed: []string{}, Node: map[string]any{"title": "after"}})
 }
 
 // hostile checklist 47: a subscription does not outlive a password
@@ -177,12 +200,7 @@ func TestLogoutEndsSubscriptions(t *testing.T) {
 // the session that changed the password goes on (as its requests do).
 func TestPasswordChangeEndsOtherSessionsSubscriptions(t *testing.T) {
 	t.Parallel()
-	cfg := gql.DefaultConfig()
-	cfg.SessionCheck = 20 * time.Millisecond
-	env := servertest.Start(t, servertest.WithGQLConfig(cfg))
-	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
-	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{})
-	admin := &client{t: t, env: env, domain: "books.test", token: token}
+	admin := sessionCheckedBookstore(t)
 	adaID := admin.newAccount("ada", "", "correct horse battery")
 	changer := admin.login("ada", "correct horse battery")
 	other := admin.login("ada", "correct horse battery")
@@ -194,20 +212,9 @@ func TestPasswordChangeEndsOtherSessionsSubscriptions(t *testing.T) {
 
 	changer.data(`mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`, map[string]any{"v": map[string]any{
 		"Account": []any{map[string]any{"core": map[string]any{"id": adaID}, "password": map[string]any{"value": "new horse battery"}}}}})
-	ev := others.next()
-	if ev.event != "next" || path(ev.data, "errors", 0, "extensions", "code") != "UNAUTHENTICATED" {
-		t.Fatalf("after the password change, the other session's stream sent %s %s, want an UNAUTHENTICATED error", ev.event, dump(ev.data))
-	}
-	if ev := others.next(); ev.event != "complete" {
-		t.Fatalf("after the error, %s, want complete", ev.event)
-	}
-	if m := w.expect("error", "1"); path(m, "payload", 0, "extensions", "code") != "UNAUTHENTICATED" {
-		t.Fatalf("after the password change, the other session's WebSocket subscription: %s", dump(m))
-	}
+	wantEndedUnauthenticated(t, "after the password change, the other session's", others, w)
 	// The changing session's own subscription sees its next book.
-	id := changer.books("after")[0]
-	got, _ := changers.change()
-	wantChange(t, "the changing session's subscription", got, change{Op: "CREATED", ID: id, Changed: []string{}, Node: map[string]any{"title": "after"}})
+	wantNextBook(t, "the changing session's subscription", changer, changers)
 }
 
 // bookFields watches Book changes with the fields they name.

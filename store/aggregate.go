@@ -449,6 +449,11 @@ func (fa *FieldAggs) add(v any) {
 	if fa.Max == nil || arcql.CompareValues(v, fa.Max) > 0 {
 		fa.Max = v
 	}
+	fa.addNumber(v)
+}
+
+// addNumber counts v in the sum and the mean when it is a number.
+func (fa *FieldAggs) addNumber(v any) {
 	switch n := v.(type) {
 	case int64:
 		fa.addInt(n)
@@ -480,15 +485,7 @@ func (fa *FieldAggs) finish() {
 	fa.CountDist = len(fa.values)
 	d := &FieldAggs{}
 	for _, v := range fa.values {
-		switch n := v.(type) {
-		case int64:
-			d.addInt(n)
-		case int:
-			d.addInt(int64(n))
-		case float64:
-			d.sum += n
-			d.nums++
-		}
+		d.addNumber(v)
 	}
 	fa.SumDist, fa.AvgDist = sumAvg(d.nums, d.ints, d.isum, d.sum, d.intOverflow)
 	fa.values = nil
