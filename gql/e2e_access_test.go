@@ -157,9 +157,7 @@ func TestGrantsMakeRecordsReadable(t *testing.T) {
 func TestGrantRules(t *testing.T) {
 	t.Parallel()
 	admin := newBookstore(t)
-	adaID := admin.newAccount("ada", "", "correct horse battery")
-	bobID := admin.newAccount("bob", "", "correct horse battery")
-	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	ada, bob, adaID, bobID := admin.adaAndBob()
 	adas := ada.books("a1")
 	bobs := bob.books("b1")
 	countGrants := func() int {
@@ -213,9 +211,7 @@ func TestGrantRules(t *testing.T) {
 func TestWriteGrants(t *testing.T) {
 	t.Parallel()
 	admin := newBookstore(t)
-	adaID := admin.newAccount("ada", "", "correct horse battery")
-	bobID := admin.newAccount("bob", "", "correct horse battery")
-	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	ada, bob, adaID, bobID := admin.adaAndBob()
 	adas := ada.books("a1", "a2", "a3")
 	rename := func(c *client, id, title string) string {
 		c.t.Helper()
@@ -334,9 +330,7 @@ func TestAnonymousCallersReadWhatIsGranted(t *testing.T) {
 func TestGrantedFields(t *testing.T) {
 	t.Parallel()
 	admin := newBookstore(t)
-	admin.newAccount("ada", "", "correct horse battery")
-	bobID := admin.newAccount("bob", "", "correct horse battery")
-	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	ada, bob, _, bobID := admin.adaAndBob()
 	adas := ada.books("a1")
 	read := `query($id: String!) { get(type: Book, id: $id) { ... on Book { title price } } }`
 

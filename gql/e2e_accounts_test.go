@@ -31,6 +31,15 @@ func (c *client) newAccount(username, email, password string) string {
 	return path(d, "createAccount", "id").(string)
 }
 
+// adaAndBob makes the accounts ada and bob on c's instance (c holds the
+// instance token) and logs each in: their sessions' clients, and their ids.
+func (c *client) adaAndBob() (ada, bob *client, adaID, bobID string) {
+	c.t.Helper()
+	adaID = c.newAccount("ada", "", "correct horse battery")
+	bobID = c.newAccount("bob", "", "correct horse battery")
+	return c.login("ada", "correct horse battery"), c.login("bob", "correct horse battery"), adaID, bobID
+}
+
 // login logs in by username and returns a client acting with the session.
 func (c *client) login(username, password string) *client {
 	c.t.Helper()

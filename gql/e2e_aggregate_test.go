@@ -185,9 +185,7 @@ func TestAggregate(t *testing.T) {
 func TestAggregateObeysAccessRights(t *testing.T) {
 	t.Parallel()
 	admin := newBookstore(t)
-	admin.newAccount("ada", "", "correct horse battery")
-	bobID := admin.newAccount("bob", "", "correct horse battery")
-	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	ada, bob, _, bobID := admin.adaAndBob()
 	ada.aggBooks(map[string]any{"title": "a1", "price": 100}, map[string]any{"title": "a2", "price": 200}, map[string]any{"title": "a3", "price": 300})
 	bob.aggBooks(map[string]any{"title": "b1", "price": 1}, map[string]any{"title": "b2", "price": 2})
 	const doc = `{ aggregate { book { core { count } price { count sum } title { count } } bookWith(groupBy: [{field: price}]) { core { count } } } }`

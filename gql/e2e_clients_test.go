@@ -27,9 +27,7 @@ func TestSubscriptionsWithRealClients(t *testing.T) {
 	cfg := gql.DefaultConfig()
 	cfg.SessionCheck = 50 * time.Millisecond // the logout is noticed at once
 	admin := newBookstore(t, servertest.WithGQLConfig(cfg))
-	admin.newAccount("ada", "", "correct horse battery")
-	admin.newAccount("bob", "", "correct horse battery")
-	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	ada, bob, _, _ := admin.adaAndBob()
 
 	// A bound on the whole run, not a timing assertion: the script waits
 	// on events, each at most hangGuard.

@@ -26,9 +26,7 @@ const bookChanges = `subscription { subscribe(type: Book) { op id node { ... on 
 func TestSubscriptionsSeeOnlyReadableRecords(t *testing.T) {
 	t.Parallel()
 	admin := newBookstore(t)
-	admin.newAccount("ada", "", "correct horse battery")
-	bobID := admin.newAccount("bob", "", "correct horse battery")
-	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	ada, bob, _, bobID := admin.adaAndBob()
 	bobs := bob.sse(bookChanges, nil, nil)
 	adas := ada.sse(bookChanges, nil, nil)
 
@@ -228,9 +226,7 @@ const bookFields = `subscription { subscribe(type: Book) { op id changed node { 
 func TestSubscriptionChangedNamesOnlyVisibleFields(t *testing.T) {
 	t.Parallel()
 	admin := newBookstore(t)
-	admin.newAccount("ada", "", "correct horse battery")
-	bobID := admin.newAccount("bob", "", "correct horse battery")
-	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	ada, bob, _, bobID := admin.adaAndBob()
 	a1 := ada.books("a1")[0]
 	ada.grant(map[string]any{"resource": a1, "resourceType": "Book", "operationType": "Query", "operation": "get", "permissionType": "RBP",
 		"fields": "title", "members": members(bobID)})
@@ -281,9 +277,7 @@ func TestSubscriptionChangedNamesOnlyVisibleFields(t *testing.T) {
 func TestGrantReachesOpenSubscriptions(t *testing.T) {
 	t.Parallel()
 	admin := newBookstore(t)
-	admin.newAccount("ada", "", "correct horse battery")
-	bobID := admin.newAccount("bob", "", "correct horse battery")
-	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	ada, bob, _, bobID := admin.adaAndBob()
 	a1 := ada.books("a1")[0]
 	sse := bob.sse(bookFields, nil, nil)
 	for round := range 5 {

@@ -316,9 +316,7 @@ func TestSubscriptionConnectionsPerAccount(t *testing.T) {
 	env.PutRelease("bookstore", "v1", bookstoreSDL(t))
 	token := env.CreateInstance("books.test", "bookstore", "v1", tenant.Settings{SubscriptionConnections: 20, AnonymousRequests: true})
 	admin := &client{t: t, env: env, domain: "books.test", token: token}
-	admin.newAccount("ada", "", "correct horse battery")
-	admin.newAccount("bob", "", "correct horse battery")
-	ada, bob := admin.login("ada", "correct horse battery"), admin.login("bob", "correct horse battery")
+	ada, bob, _, _ := admin.adaAndBob()
 	refused := func(c *client, who string) {
 		t.Helper()
 		resp, cancel := c.sseRequest(bookChanges, nil, nil)
