@@ -1,18 +1,14 @@
 package gql
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/corehq/core/internal/golden"
 	"github.com/corehq/core/schema"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files of testdata/gql")
 
 // TestGeneratedSchemaGolden pins SDL → generated executable schema: every
 // built-in root, type and input the API promises, for the end-to-end
@@ -42,19 +38,7 @@ func TestGeneratedSchemaGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := PrintSchema(s.GraphQL())
-			golden := filepath.Join(dir, name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./gql -run Golden -update)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("generated schema of %s (-want +got):\n%s", file, diff)
-			}
+			golden.Check(t, filepath.Join(dir, name+".golden"), got)
 		})
 	}
 }

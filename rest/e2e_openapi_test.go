@@ -13,7 +13,7 @@ import (
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 
-	"github.com/corehq/core/rest"
+	"github.com/corehq/core/internal/golden"
 	"github.com/corehq/core/tenant"
 )
 
@@ -42,7 +42,7 @@ func TestOpenAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	pretty.WriteString("\n")
-	rest.CompareGolden(t, filepath.Join("..", "testdata", "rest", "openapi.golden.json"), pretty.String())
+	golden.Check(t, filepath.Join("..", "testdata", "rest", "openapi.golden.json"), pretty.String())
 
 	doc, err := libopenapi.NewDocument(raw)
 	if err != nil {

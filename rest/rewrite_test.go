@@ -3,7 +3,6 @@ package rest
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net/url"
 	"os"
@@ -11,17 +10,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/parser"
 	"github.com/graphql-go/graphql/language/source"
 
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/internal/golden"
 	"github.com/corehq/core/schema"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files of testdata/rest")
 
 // testdataDir holds the golden files and the schema they are made with.
 var testdataDir = filepath.Join("..", "testdata", "rest")
@@ -257,7 +254,7 @@ func TestRewriteGolden(t *testing.T) {
 			}
 		}
 	}
-	compareGolden(t, filepath.Join(testdataDir, "rewrite.golden"), out.String())
+	golden.Check(t, filepath.Join(testdataDir, "rewrite.golden"), out.String())
 }
 
 func rewriteTarget(a *API, method, target, body string) (Plan, error) {
@@ -290,24 +287,6 @@ func checkPlan(t testing.TB, s *gql.Schema, p Plan) {
 	}
 	if n := strings.Count(p.GraphQL.Query, ": $"); n != len(p.GraphQL.Variables) {
 		t.Fatalf("the document passes %d variables, the plan sets %d:\n%s", n, len(p.GraphQL.Variables), p.GraphQL.Query)
-	}
-}
-
-// compareGolden compares got with a golden file, rewriting it with
-// -update.
-func compareGolden(t *testing.T, file, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test ./rest -update)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got); run go test ./rest -update if the change is meant:\n%s", file, diff)
 	}
 }
 

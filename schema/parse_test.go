@@ -2,7 +2,6 @@ package schema
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,9 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/schema")
+	"github.com/corehq/core/internal/golden"
+)
 
 const testdataDir = "../testdata/schema"
 
@@ -38,19 +37,7 @@ func TestParseGolden(t *testing.T) {
 				t.Fatalf("Parse: %v", err)
 			}
 			got := dump(m)
-			golden := strings.TrimSuffix(file, ".graphql") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./schema/ -run TestParseGolden -update)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("Model of %s (-want +got):\n%s", file, diff)
-			}
+			golden.Check(t, strings.TrimSuffix(file, ".graphql")+".golden", got)
 			if m.SDL != string(sdl) {
 				t.Error("Model.SDL is not the uploaded text")
 			}

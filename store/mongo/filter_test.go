@@ -3,9 +3,7 @@ package mongo
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,11 +12,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/corehq/core/internal/golden"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/arcql"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // goldenSchema is the schema of docs/arcql.md's examples.
 type goldenSchema map[string]map[string]arcql.Field
@@ -151,19 +148,7 @@ func TestFilterGolden(t *testing.T) {
 		p := planOf(t, c.typ, c.query)
 		fmt.Fprintf(&out, "%s: %s\n  filter: %s\n  sort:   %s\n  exact:  %v\n\n", c.typ, c.query, extJSON(t, p.filter), extJSON(t, p.sort), p.exact)
 	}
-	path := filepath.Join("testdata", "filters.golden")
-	if *update {
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), out.String()); d != "" {
-		t.Errorf("filters differ from %s (-want +got):\n%s", path, d)
-	}
+	golden.Check(t, filepath.Join("testdata", "filters.golden"), out.String())
 }
 
 // TestPagingGolden pins the cursor condition of a sorted page.
@@ -185,19 +170,7 @@ func TestPagingGolden(t *testing.T) {
 	}
 	var got bytes.Buffer
 	fmt.Fprintf(&got, "filter: %s\nsort:   %s\nexact:  %v\n", extJSON(t, p.filter), extJSON(t, p.sort), p.exact)
-	path := filepath.Join("testdata", "paging.golden")
-	if *update {
-		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), got.String()); d != "" {
-		t.Errorf("paging plan differs from %s (-want +got):\n%s", path, d)
-	}
+	golden.Check(t, filepath.Join("testdata", "paging.golden"), got.String())
 }
 
 func TestEscapeKey(t *testing.T) {
