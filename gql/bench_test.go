@@ -53,20 +53,13 @@ func benchDo(b *testing.B, s *Schema, env Env, req Request) {
 // BenchmarkGet is a cached get by id of one book.
 func BenchmarkGet(b *testing.B) {
 	s, env := benchEnv(b, 1000)
-	benchDo(b, s, env, Request{
-		Query:     `query($id: String!) { get(type: Book, id: $id) { ... on Book { title authorid price core { id created updated } } } }`,
-		Variables: map[string]any{"id": "b00500"},
-	})
+	benchDo(b, s, env, getRequest)
 }
 
 // BenchmarkFind25 is a cached find of a 25-record page with a filter.
 func BenchmarkFind25(b *testing.B) {
 	s, env := benchEnv(b, 1000)
-	benchDo(b, s, env, Request{
-		Query: `query($q: String!) { find(type: Book, arcql: $q, first: 25) { edges { cursor node { ... on Book { title authorid price core { id created updated } } } }
-			pageInfo { hasNextPage endCursor pageLimit } } }`,
-		Variables: map[string]any{"q": "price > 50"},
-	})
+	benchDo(b, s, env, find25Request)
 }
 
 // BenchmarkFind25AsUser is BenchmarkFind25 with a user session: the owner
@@ -74,11 +67,7 @@ func BenchmarkFind25(b *testing.B) {
 func BenchmarkFind25AsUser(b *testing.B) {
 	s, env := benchEnv(b, 1000)
 	env.Principal = auth.Principal{Kind: auth.User, AccountID: "admin", Session: "s"}
-	benchDo(b, s, env, Request{
-		Query: `query($q: String!) { find(type: Book, arcql: $q, first: 25) { edges { cursor node { ... on Book { title authorid price core { id created updated } } } }
-			pageInfo { hasNextPage endCursor pageLimit } } }`,
-		Variables: map[string]any{"q": "price > 50"},
-	})
+	benchDo(b, s, env, find25Request)
 }
 
 // BenchmarkLogin is a successful password login: Argon2id with OWASP's

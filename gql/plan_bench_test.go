@@ -26,42 +26,23 @@ var (
 	}
 )
 
-func BenchmarkGetReference(b *testing.B) {
-	s, env := benchEnv(b, 1000)
-	s.referenceOnly = true
-	benchDo(b, s, env, getRequest)
-}
+func BenchmarkGetReference(b *testing.B)          { benchExecutor(b, getRequest, true, false) }
+func BenchmarkFind25Reference(b *testing.B)       { benchExecutor(b, find25Request, true, false) }
+func BenchmarkGetEngine(b *testing.B)             { benchExecutor(b, getRequest, false, true) }
+func BenchmarkGetEngineReference(b *testing.B)    { benchExecutor(b, getRequest, true, true) }
+func BenchmarkFind25Engine(b *testing.B)          { benchExecutor(b, find25Request, false, true) }
+func BenchmarkFind25EngineReference(b *testing.B) { benchExecutor(b, find25Request, true, true) }
 
-func BenchmarkFind25Reference(b *testing.B) {
+// benchExecutor measures req over 1,000 books on graphql.Execute
+// (reference) or the compiled plan, with the store's reads answered from
+// memory (memo) or from the store.
+func benchExecutor(b *testing.B, req Request, reference, memo bool) {
 	s, env := benchEnv(b, 1000)
-	s.referenceOnly = true
-	benchDo(b, s, env, find25Request)
-}
-
-func BenchmarkGetEngine(b *testing.B) {
-	s, env := benchEnv(b, 1000)
-	env.Store = &memoStore{Store: env.Store}
-	benchDo(b, s, env, getRequest)
-}
-
-func BenchmarkGetEngineReference(b *testing.B) {
-	s, env := benchEnv(b, 1000)
-	s.referenceOnly = true
-	env.Store = &memoStore{Store: env.Store}
-	benchDo(b, s, env, getRequest)
-}
-
-func BenchmarkFind25Engine(b *testing.B) {
-	s, env := benchEnv(b, 1000)
-	env.Store = &memoStore{Store: env.Store}
-	benchDo(b, s, env, find25Request)
-}
-
-func BenchmarkFind25EngineReference(b *testing.B) {
-	s, env := benchEnv(b, 1000)
-	s.referenceOnly = true
-	env.Store = &memoStore{Store: env.Store}
-	benchDo(b, s, env, find25Request)
+	s.referenceOnly = reference
+	if memo {
+		env.Store = &memoStore{Store: env.Store}
+	}
+	benchDo(b, s, env, req)
 }
 
 // memoStore answers a repeated Get or Find from memory: the records read
