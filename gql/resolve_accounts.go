@@ -58,6 +58,20 @@ func newAccessTokenObject(jsonScalar *graphql.Scalar) *graphql.Object {
 	})
 }
 
+// loginField returns login (by username) or loginByEmail: the name
+// argument (username or email) and the password, both required.
+func (b *builder) loginField(name, description string, byEmail bool) *graphql.Field {
+	return &graphql.Field{
+		Type:        b.accessToken,
+		Description: description,
+		Args: graphql.FieldConfigArgument{
+			name:       &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.String)},
+			"password": &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.String)},
+		},
+		Resolve: resolveLogin(byEmail),
+	}
+}
+
 // resolveLogin answers login (by username) and loginByEmail. An unknown
 // user and a wrong password give the same answer in the same time: a
 // dummy hash is verified for unknown users. Failures are throttled per

@@ -34,25 +34,9 @@ func (b *builder) queryFields() graphql.Fields {
 			},
 			Resolve: resolveGet,
 		},
-		"login": &graphql.Field{
-			Type:        b.accessToken,
-			Description: "Log in by username: a session token, or an error code.",
-			Args: graphql.FieldConfigArgument{
-				"username": &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.String)},
-				"password": &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.String)},
-			},
-			Resolve: resolveLogin(false),
-		},
-		"loginByEmail": &graphql.Field{
-			Type:        b.accessToken,
-			Description: "Log in by e-mail address: a session token, or an error code.",
-			Args: graphql.FieldConfigArgument{
-				"email":    &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.String)},
-				"password": &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.String)},
-			},
-			Resolve: resolveLogin(true),
-		},
-		"aggregate": b.aggregateField(),
+		"login":        b.loginField("username", "Log in by username: a session token, or an error code.", false),
+		"loginByEmail": b.loginField("email", "Log in by e-mail address: a session token, or an error code.", true),
+		"aggregate":    b.aggregateField(),
 	}
 	for _, f := range b.m.Queries {
 		fields[f.Name] = b.userRoot(f)
