@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -38,15 +37,7 @@ func TestConsoleOnItsOwnListener(t *testing.T) {
 		for k, v := range headers {
 			req.Header.Set(k, v)
 		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res, b := servertest.Send(t, nil, req)
 		return res.StatusCode, string(b), res.Header
 	}
 	admin := env.AdminHeaders()

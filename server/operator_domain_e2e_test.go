@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -44,15 +43,7 @@ func TestDomainHeaderOnOperatorRoutes(t *testing.T) {
 		for _, d := range domains {
 			req.Header.Add(tenant.Header, d)
 		}
-		res, err := env.Client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		out, err := io.ReadAll(res.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res, out := servertest.Send(t, env.Client, req)
 		return res.StatusCode, string(out)
 	}
 	headerSets := [][]string{{"a.test"}, {"b.test"}, {"a.test", "b.test"}, {"a.test, b.test"}, {"nowhere.test"}, {"../x"}}

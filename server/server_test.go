@@ -326,13 +326,9 @@ func TestOneDomainPerRequest(t *testing.T) {
 		for _, d := range domains {
 			req.Header.Add(tenant.Header, d)
 		}
-		res, err := env.Client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
+		res, b := servertest.Send(t, env.Client, req)
 		var out map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&out)
+		_ = json.Unmarshal(b, &out)
 		return res.StatusCode, out
 	}
 	doors := []struct{ method, path, body string }{

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -222,15 +221,7 @@ func seedBooks(t *testing.T, path, inst, owner string, n int) {
 // profiler (the heap profile with gc=1 collects first).
 func heapInuse(t *testing.T, debugAddr string) int64 {
 	t.Helper()
-	res, err := http.Get("http://" + debugAddr + "/debug/pprof/heap?debug=1&gc=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, b := servertest.Get(t, nil, "http://"+debugAddr+"/debug/pprof/heap?debug=1&gc=1")
 	m := heapInuseRE.FindSubmatch(b)
 	if m == nil {
 		t.Fatalf("no HeapInuse in the heap profile: %.200s", b)

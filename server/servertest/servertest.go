@@ -351,20 +351,42 @@ func (e *Env) DoRaw(method, path string, headers map[string]string, body any) (*
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	res, err := e.Client.Do(req)
-	if err != nil {
-		e.t.Fatalf("servertest: %s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	out, err := io.ReadAll(res.Body)
-	if err != nil {
-		e.t.Fatalf("servertest: %s %s: reading the answer: %v", method, path, err)
-	}
+	res, out := Send(e.t, e.Client, req)
 	var got any
 	if json.Unmarshal(out, &got) == nil {
 		noteSecrets(got)
 	}
 	return res, out
+}
+
+// Send sends req with c (nil: http.DefaultClient) and returns the
+// response, its body read and closed, and the body; a request that gets
+// no answer fails tb.
+func Send(tb testing.TB, c *http.Client, req *http.Request) (*http.Response, []byte) {
+	tb.Helper()
+	if c == nil {
+		c = http.DefaultClient
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		tb.Fatalf("servertest: %s %s: %v", req.Method, req.URL, err)
+	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	if err != nil {
+		tb.Fatalf("servertest: %s %s: reading the answer: %v", req.Method, req.URL, err)
+	}
+	return res, out
+}
+
+// Get is Send of a GET of url.
+func Get(tb testing.TB, c *http.Client, url string) (*http.Response, []byte) {
+	tb.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return Send(tb, c, req)
 }
 
 // Do sends a request (see DoRaw) whose answer must be a JSON object and
