@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,40 +22,7 @@ func startCoredArgs(t *testing.T, args ...string) *coredProcess {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "CORED_TEST_MAIN=1", "CORE_ADMIN_TOKEN=", "CORE_MONGO_URI=")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &coredProcess{cmd: cmd, out: &lockedBuffer{}, eof: make(chan struct{})}
-	t.Cleanup(p.stop)
-	go func() {
-		defer close(p.eof)
-		io.Copy(p.out, stdout) //nolint:errcheck // a buffer
-	}()
-	var logs []string
-	sc := bufio.NewScanner(stderr)
-	for p.addr == "" && sc.Scan() {
-		logs = append(logs, sc.Text())
-		var line struct {
-			Msg  string `json:"msg"`
-			Addr string `json:"addr"`
-		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-			p.addr = line.Addr
-		}
-	}
-	go io.Copy(io.Discard, stderr) //nolint:errcheck // the rest of the log is not needed
-	if p.addr == "" {
-		t.Fatalf("cored did not listen:\n%s", strings.Join(logs, "\n"))
-	}
-	return p
+	return startProcess(t, cmd)
 }
 
 // TestAcknowledgedWritesSurviveKill: writers upsert records through a
