@@ -9,32 +9,28 @@ import (
 // TestValid: the rule's edges, each on its own.
 func TestValid(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		name string
-		s    string
-		want bool
-	}{
-		{"one letter", "a", true},
-		{"one digit", "7", true},
-		{"every allowed character", "Book-store_2.v1", true},
-		{"MaxLen bytes", strings.Repeat("a", MaxLen), true},
-		{"one byte over MaxLen", strings.Repeat("a", MaxLen+1), false},
-		{"twice MaxLen", strings.Repeat("a", 2*MaxLen), false},
-		{"empty", "", false},
-		{"starting with a dot", ".hidden", false},
-		{"starting with '-'", "-rf", false},
-		{"starting with '_'", "_a", false},
-		{"a slash", "../f", false},
-		{"a space", "a b", false},
-		{"a colon", "app:v1", false},
-		{"a NUL byte", "a\x00", false},
-		{"a non-ASCII letter", "café", false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if got := Valid(c.s); got != c.want {
-				t.Errorf("Valid(%q) = %v, want %v", c.s, got, c.want)
-			}
-		})
+	valid := []string{
+		"a", "7", // one letter, one digit
+		"Book-store_2.v1",           // every allowed character
+		strings.Repeat("a", MaxLen), // MaxLen bytes
+	}
+	invalid := []string{
+		"",                            // empty
+		strings.Repeat("a", MaxLen+1), // one byte over MaxLen
+		strings.Repeat("a", 2*MaxLen), // twice MaxLen
+		".hidden", "-rf", "_a",        // not starting with a letter or digit
+		"../f", "a b", "app:v1", "a\x00", // a slash, a space, a colon, a NUL byte
+		"café", // a non-ASCII letter
+	}
+	for _, s := range valid {
+		if !Valid(s) {
+			t.Errorf("Valid(%q) = false, want true", s)
+		}
+	}
+	for _, s := range invalid {
+		if Valid(s) {
+			t.Errorf("Valid(%q) = true, want false", s)
+		}
 	}
 }
 
