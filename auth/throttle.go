@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -307,6 +308,11 @@ type Throttle struct {
 	// attempts sent at once from one address cannot all pass the check
 	// before the first has failed. As many as there are logins running.
 	inFlight map[key]int
+	// landed is closed (and replaced) each time an attempt in flight is
+	// done: Begin's attempts waiting for one wait on it.
+	landed chan struct{}
+	// waiting counts the attempts waiting in Begin for one in flight.
+	waiting atomic.Int32
 }
 
 // NewThrottle returns a throttle reading the time from now.
@@ -316,6 +322,7 @@ func NewThrottle(cfg ThrottleConfig, now func() time.Time) *Throttle {
 		pairs:    newCounterSet(cfg.PairWindow, false, cfg.MaxCounters),
 		accounts: newCounterSet(cfg.AccountWindow, true, cfg.MaxCounters),
 		inFlight: map[key]int{},
+		landed:   make(chan struct{}),
 	}
 }
 
@@ -326,7 +333,8 @@ func (t *Throttle) Share(s *SharedFailures) { t.shared = s }
 // must be refused now, and for how long. account names the account as
 // the client named it (whether or not it exists, so that the answer
 // tells nothing of that); client is its address (ClientAddress), both
-// qualified by the instance.
+// qualified by the instance. It reads the failures only: an attempt that
+// attempts in flight hold back waits in Begin rather than being refused.
 func (t *Throttle) Blocked(ctx context.Context, account, client string) (bool, time.Duration) {
 	a := attemptOf(account, client)
 	now := t.now()
@@ -342,25 +350,47 @@ func (t *Throttle) Blocked(ctx context.Context, account, client string) (bool, t
 // counts as a failure of its address, for the account and for any, in
 // this process. done records the failure (Fail) when failed, and must be
 // called once.
+//
+// An attempt that would be refused only because of attempts still in
+// flight (its address has not failed enough itself) waits for one of them
+// to be done and is checked again: logins with the right password sent at
+// once from one address (an office behind one address, a back end logging
+// its users in) all go through, a few at a time, while guesses sent at once
+// are refused as soon as the first ones have failed. The wait ends with
+// ctx (the request's deadline), as a refusal.
 func (t *Throttle) Begin(ctx context.Context, account, client string) (done func(ctx context.Context, failed bool), wait time.Duration) {
 	a := attemptOf(account, client)
-	now := t.now()
-	t.mu.Lock()
-	s := t.local(a, now)
-	if wait = t.cfg.wait(now, s); wait == 0 {
-		// Taken before the lock is let go: of attempts checked at once,
-		// the second sees the first.
-		t.inFlight[a.client]++
-		t.inFlight[a.pair]++
-	}
-	t.mu.Unlock()
-	if wait == 0 {
-		wait = t.check(ctx, a, now, s)
-		if wait > 0 {
-			t.land(a)
+	for {
+		now := t.now()
+		t.mu.Lock()
+		failures := t.local(a, now)
+		s := failures
+		s.client += t.inFlight[a.client]
+		s.pair += t.inFlight[a.pair]
+		if wait = t.cfg.wait(now, s); wait == 0 {
+			// Taken before the lock is let go: of attempts checked at
+			// once, the second sees the first.
+			t.inFlight[a.client]++
+			t.inFlight[a.pair]++
+			t.mu.Unlock()
+			break
+		}
+		landed := t.landed
+		t.mu.Unlock()
+		if t.cfg.wait(now, failures) > 0 {
+			return func(context.Context, bool) {}, wait // refused by failures
+		}
+		t.waiting.Add(1)
+		select {
+		case <-landed:
+			t.waiting.Add(-1)
+		case <-ctx.Done():
+			t.waiting.Add(-1)
+			return func(context.Context, bool) {}, wait
 		}
 	}
-	if wait > 0 {
+	if wait = t.check(ctx, a, t.now(), t.tallyInFlight(a)); wait > 0 {
+		t.land(a)
 		return func(context.Context, bool) {}, wait
 	}
 	return func(ctx context.Context, failed bool) {
@@ -369,6 +399,18 @@ func (t *Throttle) Begin(ctx context.Context, account, client string) (done func
 		}
 		t.land(a)
 	}, 0
+}
+
+// tallyInFlight is the local tally of a's counters with the attempts in
+// flight other than a's own counted as failures (what the store's counts
+// are added to).
+func (t *Throttle) tallyInFlight(a attempt) tally {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.local(a, t.now())
+	s.client += t.inFlight[a.client] - 1
+	s.pair += t.inFlight[a.pair] - 1
+	return s
 }
 
 // land ends an attempt in flight.
@@ -380,6 +422,8 @@ func (t *Throttle) land(a attempt) {
 			delete(t.inFlight, k)
 		}
 	}
+	close(t.landed) // wakes the attempts waiting for one to be done
+	t.landed = make(chan struct{})
 }
 
 // check is how long an attempt with local tally s waits, the store's
@@ -394,14 +438,12 @@ func (t *Throttle) check(ctx context.Context, a attempt, now time.Time, s tally)
 	return t.cfg.wait(now, s)
 }
 
-// local is the tally of this process's counters.
+// local is the tally of this process's failures (t.mu held).
 func (t *Throttle) local(a attempt, now time.Time) tally {
 	var s tally
 	s.client, _ = t.clients.count(a.client, now)
 	s.pair, _ = t.pairs.count(a.pair, now)
 	s.account, s.last = t.accounts.count(a.account, now)
-	s.client += t.inFlight[a.client]
-	s.pair += t.inFlight[a.pair]
 	return s
 }
 

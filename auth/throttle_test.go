@@ -3,6 +3,8 @@ package auth
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -161,7 +163,8 @@ func TestThrottleBound(t *testing.T) {
 
 // TestThrottleInFlight: logins sent at once from one address do not all
 // pass the check before the first has failed: one in flight counts as a
-// failure of its address until it is done.
+// failure of its address until it is done, and an attempt held back only
+// by attempts in flight waits for one to be done, then is checked again.
 func TestThrottleInFlight(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -175,21 +178,25 @@ func TestThrottleInFlight(t *testing.T) {
 	if wait != 0 {
 		t.Fatalf("a clean address during the back-off: wait %v", wait)
 	}
-	if _, wait := th.Begin(ctx, "ada", addr(200)); wait != time.Minute {
-		t.Errorf("a second attempt while the first is in flight: wait %v, want the back-off's minute", wait)
-	}
+	second := beginAsync(ctx, th, "ada", addr(200))
+	waitForWaiter(t, th)
 	done(ctx, false) // the right password: not a failure
-	again, wait := th.Begin(ctx, "ada", addr(200))
-	if wait != 0 {
-		t.Errorf("after the first was done without failing: wait %v, want 0", wait)
+	r := <-second
+	if r.wait != 0 {
+		t.Fatalf("the second attempt, after the first was done without failing: wait %v, want 0", r.wait)
 	}
-	again(ctx, true)
+	third := beginAsync(ctx, th, "ada", addr(200))
+	waitForWaiter(t, th)
+	r.done(ctx, true) // a wrong password: the third is refused by it
+	if r := <-third; r.wait != 2*time.Minute {
+		t.Errorf("an attempt waiting on a guess that failed: wait %v, want the back-off's 2 minutes", r.wait)
+	}
 	wantWait(t, th, "after its failure", "ada", addr(200), 2*time.Minute)
 	if n, _ := th.pairs.count(keyOf(kindPair, "ada", addr(200)), c.now()); n != 1 || len(th.inFlight) != 0 {
-		t.Errorf("after both were done: %d failures, %d keys in flight; want 1, 0", n, len(th.inFlight))
+		t.Errorf("after all were done: %d failures, %d keys in flight; want 1, 0", n, len(th.inFlight))
 	}
 
-	// Without a back-off: 10 in flight from one address are its limit.
+	// A waiting attempt whose request ends is refused.
 	var dones []func(context.Context, bool)
 	for i := range 10 {
 		d, wait := th.Begin(ctx, "bob", addr(50))
@@ -198,11 +205,83 @@ func TestThrottleInFlight(t *testing.T) {
 		}
 		dones = append(dones, d)
 	}
-	if _, wait := th.Begin(ctx, "bob", addr(50)); wait == 0 {
-		t.Error("an 11th attempt with 10 in flight went ahead")
+	ended, cancel := context.WithCancel(ctx)
+	eleventh := beginAsync(ended, th, "bob", addr(50))
+	waitForWaiter(t, th)
+	cancel()
+	if r := <-eleventh; r.wait == 0 {
+		t.Error("an 11th attempt with 10 in flight went ahead when its request ended")
 	}
 	for _, d := range dones {
 		d(ctx, false)
 	}
 	wantWait(t, th, "after the 10 were done without failing", "bob", addr(50), 0)
+}
+
+// TestThrottleConcurrentLogins: 40 logins at once from one address. With
+// the right password all go through, never more than the address's limit
+// in flight; as guesses, the limit's worth are tried and the rest refused.
+func TestThrottleConcurrentLogins(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := DefaultThrottleConfig()
+	for _, guess := range []bool{false, true} {
+		th := NewThrottle(cfg, newClock("2026-01-01T00:00:00Z").now)
+		var mu sync.Mutex
+		inFlight, most, admitted, refused := 0, 0, 0, 0
+		var wg sync.WaitGroup
+		for range 40 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				done, wait := th.Begin(ctx, "ada", addr(7))
+				mu.Lock()
+				if wait > 0 {
+					refused++
+					mu.Unlock()
+					return
+				}
+				admitted++
+				inFlight++
+				most = max(most, inFlight)
+				mu.Unlock()
+				runtime.Gosched()
+				mu.Lock()
+				inFlight--
+				mu.Unlock()
+				done(ctx, guess)
+			}()
+		}
+		wg.Wait()
+		switch {
+		case !guess && (admitted != 40 || most > cfg.PerClient):
+			t.Errorf("right passwords: %d of 40 went through, at most %d in flight; want 40, at most %d", admitted, most, cfg.PerClient)
+		case guess && (admitted != cfg.PerClient || refused != 40-cfg.PerClient):
+			t.Errorf("guesses: %d tried, %d refused; want %d, %d", admitted, refused, cfg.PerClient, 40-cfg.PerClient)
+		}
+	}
+}
+
+type begun struct {
+	done func(context.Context, bool)
+	wait time.Duration
+}
+
+// beginAsync runs Begin in a goroutine and hands its answer over.
+func beginAsync(ctx context.Context, th *Throttle, acct, ip string) <-chan begun {
+	ch := make(chan begun, 1)
+	go func() {
+		d, w := th.Begin(ctx, acct, ip)
+		ch <- begun{d, w}
+	}()
+	return ch
+}
+
+// waitForWaiter returns once an attempt waits in Begin for one in flight
+// (it holds the channel that the next landing closes).
+func waitForWaiter(t *testing.T, th *Throttle) {
+	t.Helper()
+	for th.waiting.Load() == 0 {
+		runtime.Gosched()
+	}
 }

@@ -293,3 +293,47 @@ func TestLoginThrottleIPv6(t *testing.T) {
 		t.Errorf("an address of another /64: %d %s; want 200", st, dump(body))
 	}
 }
+
+// TestConcurrentLoginsFromOneAddress: 40 logins with the right password
+// sent at once from one address (an office behind one address, a back end
+// logging its users in) all get a session: attempts in flight hold the
+// others back a few at a time, they do not refuse them. The same number
+// of wrong passwords at once from another address: the address's limit of
+// them is tried, the rest refused.
+func TestConcurrentLoginsFromOneAddress(t *testing.T) {
+	t.Parallel()
+	c := newBookstore(t, behindProxy(t), servertest.WithArgon2(auth.Argon2{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}))
+	const right, wrong = "correct horse battery", "wrong horse battery"
+	c.newAccount("ada", "", right)
+	startWindow(c.env.Accounts, 15*time.Minute)
+
+	for _, tc := range []struct {
+		from, password string
+		want           map[int]int // status → how many
+	}{
+		{"198.51.100.20", right, map[int]int{http.StatusOK: 40}},
+		{attacker(60), wrong, map[int]int{http.StatusOK: 10, http.StatusTooManyRequests: 30}},
+	} {
+		statuses := make([]int, 40)
+		var wg sync.WaitGroup
+		for i := range statuses {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses[i] = c.postLogin(tc.from, "ada", tc.password)
+			}()
+		}
+		wg.Wait()
+		got := map[int]int{}
+		for _, st := range statuses {
+			got[st]++
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("40 logins at once from %s (right password: %v): statuses (-want +got):\n%s", tc.from, tc.password == right, diff)
+		}
+	}
+	// Each right password made a session; the owner still logs in.
+	if st, _, body := c.loginFrom("198.51.100.20", "ada", right); st != 200 || path(body, "data", "login", "sessionToken") == nil {
+		t.Errorf("the owner after the logins at once: %d %s", st, dump(body))
+	}
+}
