@@ -308,10 +308,12 @@ type Throttle struct {
 	// attempts sent at once from one address cannot all pass the check
 	// before the first has failed. As many as there are logins running.
 	inFlight map[key]int
-	// landed is closed (and replaced) each time an attempt in flight is
-	// done: Begin's attempts waiting for one wait on it.
-	landed chan struct{}
-	// waiting counts the attempts waiting in Begin for one in flight.
+	// queues holds, per address, the attempts waiting in Begin for one in
+	// flight, first come first: only the first of them is woken (its
+	// turn), by an attempt of the address that is done or by the one
+	// before it that went ahead, was refused or gave up.
+	queues map[key][]chan struct{}
+	// waiting counts the attempts waiting in Begin (for tests).
 	waiting atomic.Int32
 }
 
@@ -322,7 +324,7 @@ func NewThrottle(cfg ThrottleConfig, now func() time.Time) *Throttle {
 		pairs:    newCounterSet(cfg.PairWindow, false, cfg.MaxCounters),
 		accounts: newCounterSet(cfg.AccountWindow, true, cfg.MaxCounters),
 		inFlight: map[key]int{},
-		landed:   make(chan struct{}),
+		queues:   map[key][]chan struct{}{},
 	}
 }
 
@@ -360,6 +362,8 @@ func (t *Throttle) Blocked(ctx context.Context, account, client string) (bool, t
 // ctx (the request's deadline), as a refusal.
 func (t *Throttle) Begin(ctx context.Context, account, client string) (done func(ctx context.Context, failed bool), wait time.Duration) {
 	a := attemptOf(account, client)
+	var turn chan struct{} // this attempt's place in its address's queue, once it waits
+	refused := func() (func(context.Context, bool), time.Duration) { return func(context.Context, bool) {}, wait }
 	for {
 		now := t.now()
 		t.mu.Lock()
@@ -367,31 +371,46 @@ func (t *Throttle) Begin(ctx context.Context, account, client string) (done func
 		s := failures
 		s.client += t.inFlight[a.client]
 		s.pair += t.inFlight[a.pair]
-		if wait = t.cfg.wait(now, s); wait == 0 {
+		q := t.queues[a.client]
+		first := len(q) == 0 || q[0] == turn
+		if wait = t.cfg.wait(now, s); wait == 0 && first {
 			// Taken before the lock is let go: of attempts checked at
 			// once, the second sees the first.
 			t.inFlight[a.client]++
 			t.inFlight[a.pair]++
+			t.leave(a.client, turn)
 			t.mu.Unlock()
 			break
 		}
-		landed := t.landed
-		t.mu.Unlock()
-		if t.cfg.wait(now, failures) > 0 {
-			return func(context.Context, bool) {}, wait // refused by failures
+		if w := t.cfg.wait(now, failures); w > 0 {
+			wait = w // refused by failures
+			t.leave(a.client, turn)
+			t.mu.Unlock()
+			return refused()
 		}
+		if turn == nil {
+			turn = make(chan struct{}, 1)
+			t.queues[a.client] = append(q, turn)
+		}
+		t.mu.Unlock()
 		t.waiting.Add(1)
 		select {
-		case <-landed:
+		case <-turn:
 			t.waiting.Add(-1)
 		case <-ctx.Done():
 			t.waiting.Add(-1)
-			return func(context.Context, bool) {}, wait
+			t.mu.Lock()
+			t.leave(a.client, turn)
+			t.mu.Unlock()
+			if wait == 0 {
+				wait = time.Second
+			}
+			return refused()
 		}
 	}
 	if wait = t.check(ctx, a, t.now(), t.tallyInFlight(a)); wait > 0 {
 		t.land(a)
-		return func(context.Context, bool) {}, wait
+		return refused()
 	}
 	return func(ctx context.Context, failed bool) {
 		if failed {
@@ -399,6 +418,30 @@ func (t *Throttle) Begin(ctx context.Context, account, client string) (done func
 		}
 		t.land(a)
 	}, 0
+}
+
+// leave takes turn (nil: an attempt that never waited) out of the queue
+// of address k and wakes the queue's first, which may now go ahead (t.mu
+// held).
+func (t *Throttle) leave(k key, turn chan struct{}) {
+	q := t.queues[k]
+	if turn != nil {
+		for i, c := range q {
+			if c == turn {
+				q = append(q[:i:i], q[i+1:]...)
+				break
+			}
+		}
+	}
+	if len(q) == 0 {
+		delete(t.queues, k)
+		return
+	}
+	t.queues[k] = q
+	select {
+	case q[0] <- struct{}{}:
+	default: // woken already
+	}
 }
 
 // tallyInFlight is the local tally of a's counters with the attempts in
@@ -422,8 +465,7 @@ func (t *Throttle) land(a attempt) {
 			delete(t.inFlight, k)
 		}
 	}
-	close(t.landed) // wakes the attempts waiting for one to be done
-	t.landed = make(chan struct{})
+	t.leave(a.client, nil) // the address's first waiting attempt may go ahead
 }
 
 // check is how long an attempt with local tally s waits, the store's

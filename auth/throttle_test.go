@@ -285,3 +285,48 @@ func waitForWaiter(t *testing.T, th *Throttle) {
 		runtime.Gosched()
 	}
 }
+
+// TestThrottleWaitsInOrder: attempts held back by attempts in flight go
+// ahead in the order they came, one for each that is done, and one that
+// comes later does not overtake them.
+func TestThrottleWaitsInOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	th := NewThrottle(DefaultThrottleConfig(), newClock("2026-01-01T00:00:00Z").now)
+	var dones []func(context.Context, bool)
+	for range 10 {
+		d, wait := th.Begin(ctx, "ada", addr(9))
+		if wait != 0 {
+			t.Fatalf("attempt in flight: wait %v", wait)
+		}
+		dones = append(dones, d)
+	}
+	var waiters []<-chan begun
+	for i := range 5 {
+		waiters = append(waiters, beginAsync(ctx, th, "ada", addr(9)))
+		for th.waiting.Load() != int32(i+1) {
+			runtime.Gosched()
+		}
+	}
+	for i, w := range waiters {
+		dones[i](ctx, false)
+		r := <-w
+		if r.wait != 0 {
+			t.Fatalf("waiter %d: wait %v", i, r.wait)
+		}
+		for j, later := range waiters[i+1:] {
+			select {
+			case r := <-later:
+				t.Fatalf("waiter %d went ahead before waiter %d (wait %v)", i+j+1, i, r.wait)
+			default:
+			}
+		}
+		dones = append(dones, r.done)
+	}
+	for _, d := range dones[len(waiters):] {
+		d(ctx, false)
+	}
+	if len(th.inFlight) != 0 || len(th.queues) != 0 {
+		t.Errorf("after all were done: %d keys in flight, %d queues", len(th.inFlight), len(th.queues))
+	}
+}
