@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -190,17 +189,21 @@ func (in instance) checkBook(c checkCtx) error {
 	return nil
 }
 
-// prices returns the prices of a find answer's nodes.
-func prices(v any) ([]float64, error) {
+// prices returns the prices of a 2xx find answer's nodes.
+func prices(a answer) ([]float64, error) {
+	v, err := ok2xx(a)
+	if err != nil {
+		return nil, err
+	}
 	edges, ok := dig(v, "data", "find", "edges").([]any)
 	if !ok {
-		return nil, errors.New("no data.find.edges")
+		return nil, fmt.Errorf("no data.find.edges: %s", a.excerpt())
 	}
 	var ps []float64
 	for i := range edges {
 		p, ok := dig(edges, i, "node", "price").(float64)
 		if !ok {
-			return nil, fmt.Errorf("edge %d has no numeric node.price", i)
+			return nil, fmt.Errorf("edge %d has no numeric node.price: %s", i, a.excerpt())
 		}
 		ps = append(ps, p)
 	}
@@ -210,13 +213,9 @@ func prices(v any) ([]float64, error) {
 // checkOver50: n books, all priced above 50; when want is set, exactly
 // those prices in that order.
 func checkOver50(a answer, n int, want []float64) error {
-	v, err := ok2xx(a)
+	ps, err := prices(a)
 	if err != nil {
 		return err
-	}
-	ps, err := prices(v)
-	if err != nil {
-		return fmt.Errorf("%v: %s", err, a.excerpt())
 	}
 	if len(ps) != n {
 		return fmt.Errorf("%d books, want %d: %s", len(ps), n, a.excerpt())
