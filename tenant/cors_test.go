@@ -54,10 +54,7 @@ func TestCORSSettings(t *testing.T) {
 		Settings: tenant.Settings{CORS: want}}); err != nil {
 		t.Fatal(err)
 	}
-	reloaded := h.newDirectory()
-	if err := reloaded.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
+	reloaded := h.loaded()
 	inst, _ := reloaded.Lookup("a.test")
 	if diff := cmp.Diff(want, inst.Settings.CORS); diff != "" {
 		t.Errorf("CORS after a reload (-want +got):\n%s", diff)

@@ -73,6 +73,17 @@ func (h *harness) newDirectory() *tenant.Directory {
 	return tenant.NewDirectory(h.st)
 }
 
+// loaded returns a fresh directory loaded from the harness's store, as
+// after a restart.
+func (h *harness) loaded() *tenant.Directory {
+	h.t.Helper()
+	reg := h.newDirectory()
+	if err := reg.Load(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+	return reg
+}
+
 func (h *harness) putRelease(name, sdl string) *tenant.Release {
 	h.t.Helper()
 	rel, _, err := h.reg.PutRelease(context.Background(), "bookstore", name, "", sdl)
@@ -109,10 +120,7 @@ func TestReleaseSharedByInstances(t *testing.T) {
 		t.Errorf("instances of one release hold different releases, or one the directory does not hold")
 	}
 	// Loading from the store shares each release the same way.
-	reg := h.newDirectory()
-	if err := reg.Load(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	reg := h.loaded()
 	la, _ := reg.Lookup("a.test")
 	lb, _ := reg.Lookup("b.test")
 	if la == nil || lb == nil || la.Release() != lb.Release() || la.Release().Model == nil {
@@ -331,10 +339,7 @@ func TestUpdateInstance(t *testing.T) {
 	}
 
 	// Everything survives a restart.
-	reg := h.newDirectory()
-	if err := reg.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
+	reg := h.loaded()
 	l, ok := reg.Lookup("a.test")
 	if !ok || l.Release().Name != "v2" || !l.Settings.AnonymousRequests || l.ID != inst.ID ||
 		l.AdminAccountID != inst.AdminAccountID || l.TokenHash != inst.TokenHash || !l.Created.Equal(inst.Created) {
@@ -361,10 +366,7 @@ func TestRotateToken(t *testing.T) {
 	if l, _ := h.reg.Lookup("a.test"); l != inst {
 		t.Error("Lookup does not serve the rotated instance")
 	}
-	reg := h.newDirectory()
-	if err := reg.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
+	reg := h.loaded()
 	if l, _ := reg.Lookup("a.test"); !auth.TokenMatches(token, l.TokenHash) {
 		t.Error("the rotated token does not survive a restart")
 	}
@@ -395,10 +397,7 @@ func TestDeleteInstance(t *testing.T) {
 	if _, err := h.reg.DeleteInstance(ctx, "a.test"); code(err) != errcode.NotFound {
 		t.Errorf("deleting twice: %v, want NOT_FOUND", err)
 	}
-	reg := h.newDirectory()
-	if err := reg.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
+	reg := h.loaded()
 	if _, ok := reg.Lookup("a.test"); ok {
 		t.Error("a deleted instance comes back after a restart")
 	}

@@ -20,10 +20,7 @@ func TestRefreshFollowsAnotherDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.putRelease("v1", bookstoreSDL)
-	other := h.newDirectory()
-	if err := other.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
+	other := h.loaded()
 	refresh := func(want bool) {
 		t.Helper()
 		changed, err := other.Refresh(ctx)
