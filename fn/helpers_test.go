@@ -127,15 +127,11 @@ func tarGz(t testing.TB, files map[string]string, extra []tarEntry) []byte {
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
+	var entries []tarEntry
 	for _, name := range sortedKeys(files) {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(files[name])), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(files[name])); err != nil {
-			t.Fatal(err)
-		}
+		entries = append(entries, tarEntry{tar.Header{Name: name, Mode: 0o644, Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}, files[name]})
 	}
-	for _, x := range extra {
+	for _, x := range append(entries, extra...) {
 		h := x.hdr
 		if h.Typeflag == tar.TypeReg {
 			h.Size = int64(len(x.data))
@@ -168,16 +164,11 @@ func zipOf(t testing.TB, files map[string]string, extra []zipEntry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
+	var entries []zipEntry
 	for _, name := range sortedKeys(files) {
-		w, err := zw.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(files[name])); err != nil {
-			t.Fatal(err)
-		}
+		entries = append(entries, zipEntry{zip.FileHeader{Name: name, Method: zip.Deflate}, files[name]})
 	}
-	for _, x := range extra {
+	for _, x := range append(entries, extra...) {
 		h := x.hdr
 		w, err := zw.CreateHeader(&h)
 		if err != nil {
