@@ -128,6 +128,18 @@ func keyForms(r *keyring.Ring) map[string][]byte {
 	return out
 }
 
+// plantSessionSecret stores a random session secret in st as versions
+// before the key ring kept it, and returns it.
+func plantSessionSecret(t *testing.T, st store.Store) []byte {
+	t.Helper()
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	if err := st.PutDoc(t.Context(), "service", "session-secret", secret); err != nil {
+		t.Fatal(err)
+	}
+	return secret
+}
+
 // legacyForge makes a session token as versions before the key ring
 // signed them, with secret as the store's session secret.
 func legacyForge(secret []byte, inst, account string) string {
@@ -209,11 +221,7 @@ func TestStoreCopyForgesNoSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldSecret := make([]byte, 32)
-	_, _ = rand.Read(oldSecret)
-	if err := old.PutDoc(t.Context(), "service", "session-secret", oldSecret); err != nil {
-		t.Fatal(err)
-	}
+	oldSecret := plantSessionSecret(t, old)
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -445,11 +453,7 @@ func TestMongoDumpHoldsNoKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldSecret := make([]byte, 32)
-	_, _ = rand.Read(oldSecret)
-	if err := old.PutDoc(t.Context(), "service", "session-secret", oldSecret); err != nil {
-		t.Fatal(err)
-	}
+	oldSecret := plantSessionSecret(t, old)
 	defer old.Close()
 	u, err := url.Parse(uri)
 	if err != nil {
