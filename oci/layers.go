@@ -8,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -211,28 +209,4 @@ func decompress(blob io.Reader) (io.Reader, func(), error) {
 	default:
 		return br, func() {}, nil
 	}
-}
-
-// pack writes files as a .tar.gz package, in name order, for
-// fn.ParseUpload and Publisher.Publish.
-func pack(files map[string][]byte) ([]byte, error) {
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		b := files[name]
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(b); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := gz.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

@@ -210,7 +210,7 @@ func (r *Registry) inspect(ctx context.Context, repo distribution.Repository, bo
 	if !hasPackage && !hasIndex {
 		return &pushed{runtime: RuntimeContainer}, nil
 	}
-	pkg, err := pack(files)
+	pkg, err := fn.Pack(files)
 	if err != nil {
 		return nil, fmt.Errorf("oci: packing the function: %w", err)
 	}

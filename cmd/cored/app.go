@@ -1,9 +1,7 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/corehq/core/fn"
 )
 
 // appFile is DIR/app.yaml (DESIGN.md, "Admin API and CLI").
@@ -115,9 +115,7 @@ func loadFunctions(dir fs.FS, funcs map[string]map[string]string) ([]functionPac
 // relative to it, in a stable order and without times or owners: the same
 // files pack the same way.
 func packDir(dir fs.FS, root string) ([]byte, error) {
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
+	files := map[string][]byte{}
 	err := fs.WalkDir(dir, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -136,23 +134,13 @@ func packDir(dir fs.FS, root string) ([]byte, error) {
 		if err != nil {
 			return err
 		}
-		name := strings.TrimPrefix(p, root+"/")
-		if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(data))}); err != nil {
-			return err
-		}
-		_, err = tw.Write(data)
-		return err
+		files[strings.TrimPrefix(p, root+"/")] = data
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := gz.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return fn.Pack(files)
 }
 
 func (a *appFile) check() error {
