@@ -63,7 +63,8 @@ func newZooSchema(t testing.TB) *graphql.Schema {
 		"name": {Type: graphql.String},
 	}})
 	var dog, cat, person *graphql.Object
-	named.ResolveType = func(p graphql.ResolveTypeParams) *graphql.Object {
+	// animal resolves both abstract types, Named and Pet.
+	animal := func(p graphql.ResolveTypeParams) *graphql.Object {
 		switch p.Value.(type) {
 		case *zooDog:
 			return dog
@@ -72,6 +73,7 @@ func newZooSchema(t testing.TB) *graphql.Schema {
 		}
 		return nil
 	}
+	named.ResolveType = animal
 	leaf := func(typ graphql.Output, v func(src any) (any, error)) *graphql.Field {
 		return &graphql.Field{Type: typ, Resolve: func(p graphql.ResolveParams) (any, error) { return v(p.Source) }}
 	}
@@ -92,16 +94,7 @@ func newZooSchema(t testing.TB) *graphql.Schema {
 			"name":  leaf(graphql.String, func(s any) (any, error) { return s.(*zooCat).name, nil }),
 			"lives": leaf(graphql.NewNonNull(graphql.Int), func(s any) (any, error) { return 9, nil }),
 		}})
-	pet := graphql.NewUnion(graphql.UnionConfig{Name: "Pet", Types: []*graphql.Object{dog, cat},
-		ResolveType: func(p graphql.ResolveTypeParams) *graphql.Object {
-			switch p.Value.(type) {
-			case *zooDog:
-				return dog
-			case *zooCat:
-				return cat
-			}
-			return nil
-		}})
+	pet := graphql.NewUnion(graphql.UnionConfig{Name: "Pet", Types: []*graphql.Object{dog, cat}, ResolveType: animal})
 	person = graphql.NewObject(graphql.ObjectConfig{Name: "Person", Fields: graphql.FieldsThunk(func() graphql.Fields {
 		return graphql.Fields{
 			"name": leaf(graphql.NewNonNull(graphql.String), func(s any) (any, error) { return s.(*zooPerson).name, nil }),
