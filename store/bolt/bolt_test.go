@@ -108,10 +108,7 @@ func TestReopen(t *testing.T) {
 		t.Errorf("GetDoc after reopen = %q, %v", doc, err)
 	}
 	// The declared indexes are still there and used, without a Declare.
-	recs, info, err := s.find(ctx, "inst", itemQuery(t, "inst", "cat = 'c3'"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs, info := mustFind(t, s, "inst", itemQuery(t, "inst", "cat = 'c3'"))
 	if len(recs) != 30 || info.Kind != planEqStream || info.Loaded != 30 {
 		t.Errorf("found %d with plan %+v, want 30 through the cat index", len(recs), info)
 	}

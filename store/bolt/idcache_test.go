@@ -21,15 +21,8 @@ func TestIDCache(t *testing.T) {
 	loadItems(t, s, inst, 300)
 	run := func(q *store.Query) ([]string, planInfo) {
 		t.Helper()
-		recs, info, err := s.find(ctx, inst, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, r := range recs {
-			got = append(got, r.ID)
-		}
-		return got, info
+		recs, info := mustFind(t, s, inst, q)
+		return ids(recs), info
 	}
 	q := itemQuery(t, inst, "price >= 98")
 	q.IDsOnly, q.Limit, q.After = true, 100, itemID(98)

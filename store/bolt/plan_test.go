@@ -56,6 +56,16 @@ func itemQuery(t testing.TB, inst, text string) *store.Query {
 	return &store.Query{Type: "Item", Filter: bq.Filter, Sort: bq.Sort}
 }
 
+// mustFind runs q through the planner, failing the test on an error.
+func mustFind(t testing.TB, s *Store, inst string, q *store.Query) ([]*store.Record, planInfo) {
+	t.Helper()
+	recs, info, err := s.find(context.Background(), inst, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs, info
+}
+
 var base = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // itemID is the id of item i: ids sort in i order.
@@ -158,10 +168,7 @@ func TestPlans(t *testing.T) {
 		t.Run(fmt.Sprintf("%s limit %d", tt.text, tt.limit), func(t *testing.T) {
 			q := itemQuery(t, inst, tt.text)
 			q.Limit = tt.limit
-			recs, info, err := s.find(context.Background(), inst, q)
-			if err != nil {
-				t.Fatal(err)
-			}
+			recs, info := mustFind(t, s, inst, q)
 			if info.Kind != tt.kind || info.Index != tt.index {
 				t.Errorf("plan %s on %q, want %s on %q", info.Kind, info.Index, tt.kind, tt.index)
 			}
@@ -181,10 +188,7 @@ func TestIndexedEqualityDoesNotScan(t *testing.T) {
 	s := openTemp(t, testConfig())
 	loadItems(t, s, "x", 3000)
 	q := itemQuery(t, "x", "title = 't02999'")
-	recs, info, err := s.find(context.Background(), "x", q)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs, info := mustFind(t, s, "x", q)
 	if len(recs) != 1 || info.Loaded != 1 || info.Keys != 1 {
 		t.Errorf("found %d, decoded %d records and read %d index keys; want 1, 1, 1", len(recs), info.Loaded, info.Keys)
 	}
@@ -214,10 +218,7 @@ func TestIDOrderPlans(t *testing.T) {
 		t.Run(fmt.Sprintf("%s after %q", tt.text, tt.after), func(t *testing.T) {
 			q := itemQuery(t, inst, tt.text)
 			q.Limit, q.After = tt.limit, tt.after
-			recs, info, err := s.find(context.Background(), inst, q)
-			if err != nil {
-				t.Fatal(err)
-			}
+			recs, info := mustFind(t, s, inst, q)
 			if info.Kind != tt.kind {
 				t.Errorf("plan %+v, want %s", info, tt.kind)
 			}
@@ -243,15 +244,8 @@ func TestPlanHint(t *testing.T) {
 		t.Helper()
 		q := itemQuery(t, inst, "price > 50")
 		q.Limit = 25
-		recs, info, err := s.find(context.Background(), inst, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, r := range recs {
-			got = append(got, r.ID)
-		}
-		return got, info
+		recs, info := mustFind(t, s, inst, q)
+		return ids(recs), info
 	}
 	first, info1 := run()
 	if info1.Kind != planScan || info1.Keys == 0 {
