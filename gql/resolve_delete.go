@@ -103,12 +103,18 @@ func resolveDelete(p graphql.ResolveParams) (any, error) {
 	for _, id := range ids {
 		ops = append(ops, store.Op{Kind: store.OpDelete, Type: typ, ID: id, Now: c.now})
 	}
-	results, err := c.write(p.Context, ops)
+	return writeCounted(p.Context, c, ops, first)
+}
+
+// writeCounted writes ops in one transaction and answers how many of
+// ops[from:] changed a record.
+func writeCounted(ctx context.Context, c *call, ops []store.Op, from int) (any, error) {
+	results, err := c.write(ctx, ops)
 	if err != nil {
 		return nil, storeError(err)
 	}
 	n := 0
-	for _, r := range results[first:] {
+	for _, r := range results[from:] {
 		if r.Changed {
 			n++
 		}
@@ -146,17 +152,7 @@ func resolveTrash(on bool) graphql.FieldResolveFn {
 		if len(ops) == 0 {
 			return 0, nil
 		}
-		results, err := c.write(p.Context, ops)
-		if err != nil {
-			return nil, storeError(err)
-		}
-		n := 0
-		for _, r := range results {
-			if r.Changed {
-				n++
-			}
-		}
-		return n, nil
+		return writeCounted(p.Context, c, ops, 0)
 	}
 }
 
