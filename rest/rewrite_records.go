@@ -46,18 +46,10 @@ func rewriteUpsert(a *API, r Request) (Plan, error) {
 // find's arguments but type; arcql defaults to * (every record, a page at
 // a time).
 func rewriteFind(a *API, r Request) (Plan, error) {
-	if err := checkType(a, r.Aggregate); err != nil {
-		return Plan{}, err
-	}
-	f, err := builtin(a, rootQuery, "find")
+	f, vars, err := typeArgs(a, r, rootQuery, "find")
 	if err != nil {
 		return Plan{}, err
 	}
-	vars, err := queryArgs(f, r.Query, "type")
-	if err != nil {
-		return Plan{}, err
-	}
-	vars["type"] = r.Aggregate
 	if _, ok := vars["arcql"]; !ok {
 		vars["arcql"] = "*"
 	}
@@ -68,22 +60,10 @@ func rewriteFind(a *API, r Request) (Plan, error) {
 // that id (the answer is a page, as the service description shows);
 // includeTrashed is the one parameter it takes.
 func rewriteGetRecord(a *API, r Request) (Plan, error) {
-	if err := checkType(a, r.Aggregate); err != nil {
-		return Plan{}, err
-	}
-	if err := checkID(r.ID); err != nil {
-		return Plan{}, err
-	}
-	f, err := builtin(a, rootQuery, "find")
+	f, vars, err := typeArgs(a, r, rootQuery, "find", "first", "after", "last", "before", "page")
 	if err != nil {
 		return Plan{}, err
 	}
-	vars, err := queryArgs(f, r.Query, "type", "arcql", "first", "after", "last", "before", "page")
-	if err != nil {
-		return Plan{}, err
-	}
-	vars["type"] = r.Aggregate
-	vars["arcql"] = recordFilter(r.ID)
 	p := plan(f, vars, r.Aggregate, ShapeRecord)
 	p.Type, p.ID = r.Aggregate, r.ID
 	return p, nil
@@ -93,14 +73,7 @@ func rewriteGetRecord(a *API, r Request) (Plan, error) {
 // required and must not be blank: deleting every record says so with
 // arcql=*.
 func rewriteDelete(a *API, r Request) (Plan, error) {
-	if err := checkType(a, r.Aggregate); err != nil {
-		return Plan{}, err
-	}
-	f, err := builtin(a, rootMutation, "delete")
-	if err != nil {
-		return Plan{}, err
-	}
-	vars, err := queryArgs(f, r.Query, "type")
+	f, vars, err := typeArgs(a, r, rootMutation, "delete")
 	if err != nil {
 		return Plan{}, err
 	}
@@ -114,23 +87,43 @@ func rewriteDelete(a *API, r Request) (Plan, error) {
 // rewriteDeleteRecord rewrites DELETE /{aggregate}/{identifier} into a
 // delete of that id; clearArrayReferences is the one parameter it takes.
 func rewriteDeleteRecord(a *API, r Request) (Plan, error) {
+	f, vars, err := typeArgs(a, r, rootMutation, "delete")
+	if err != nil {
+		return Plan{}, err
+	}
+	return plan(f, vars, "", ShapeData), nil
+}
+
+// typeArgs is where the routes on a record type begin: the type must
+// exist (and on /{aggregate}/{identifier} the identifier be text); the
+// query string holds the arguments of the built-in root field but type,
+// which the path gives, and the route's fixed ones; on the record route
+// arcql, which selects the record, is fixed too.
+func typeArgs(a *API, r Request, root, name string, fixed ...string) (*rootField, map[string]any, error) {
 	if err := checkType(a, r.Aggregate); err != nil {
-		return Plan{}, err
+		return nil, nil, err
 	}
-	if err := checkID(r.ID); err != nil {
-		return Plan{}, err
+	record := r.Route == RouteRecord
+	fixed = append([]string{"type"}, fixed...)
+	if record {
+		if err := checkID(r.ID); err != nil {
+			return nil, nil, err
+		}
+		fixed = append(fixed, "arcql")
 	}
-	f, err := builtin(a, rootMutation, "delete")
+	f, err := builtin(a, root, name)
 	if err != nil {
-		return Plan{}, err
+		return nil, nil, err
 	}
-	vars, err := queryArgs(f, r.Query, "type", "arcql")
+	vars, err := queryArgs(f, r.Query, fixed...)
 	if err != nil {
-		return Plan{}, err
+		return nil, nil, err
 	}
 	vars["type"] = r.Aggregate
-	vars["arcql"] = recordFilter(r.ID)
-	return plan(f, vars, "", ShapeData), nil
+	if record {
+		vars["arcql"] = recordFilter(r.ID)
+	}
+	return f, vars, nil
 }
 
 // checkID fails for an identifier that is no text.
