@@ -168,18 +168,29 @@ func index(id string) (int, error) {
 
 func near(a, b float64) bool { return math.Abs(a-b) < 0.005 }
 
-// checkBook: the book the id names, as seeded.
-func (in instance) checkBook(c checkCtx) error {
+// found returns the first node of a 2xx find answer
+// (data.find.edges[0].node, nil when there is none) and the data set's
+// index of the record the request named.
+func (c checkCtx) found() (any, int, error) {
 	v, err := ok2xx(c.a)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	j, err := index(c.id)
+	i, err := index(c.id)
+	if err != nil {
+		return nil, 0, err
+	}
+	return dig(v, "data", "find", "edges", 0, "node"), i, nil
+}
+
+// checkBook: the book the id names, as seeded.
+func (in instance) checkBook(c checkCtx) error {
+	first, j, err := c.found()
 	if err != nil {
 		return err
 	}
 	want := in.data.book(j)
-	node, _ := dig(v, "data", "find", "edges", 0, "node").(map[string]any)
+	node, _ := first.(map[string]any)
 	price, _ := node["price"].(float64)
 	authorid, _ := node["authorid"].(float64)
 	if node == nil || node["title"] != want.Title || int(authorid) != want.AuthorID || !near(price, want.Price) {
@@ -233,16 +244,11 @@ func checkOver50(a answer, n int, want []float64) error {
 
 // checkAuthor: the author with its booklist's books embedded, in order.
 func (in instance) checkAuthor(c checkCtx) error {
-	v, err := ok2xx(c.a)
-	if err != nil {
-		return err
-	}
-	k, err := index(c.id)
+	node, k, err := c.found()
 	if err != nil {
 		return err
 	}
 	want := in.data.author(k)
-	node := dig(v, "data", "find", "edges", 0, "node")
 	if dig(node, "name") != want.Name {
 		return fmt.Errorf("want author %s (name %q) at data.find.edges[0].node, got: %s", c.id, want.Name, c.a.excerpt())
 	}
