@@ -411,6 +411,18 @@ func (r *Directory) missingRelease(s *state, app, release string) error {
 	return errcode.Wrap(errcode.NotFound, ErrNotFound, "app %s does not exist: publish a release of it first", app)
 }
 
+// heldInstance returns the state and its instance at domain (normalized);
+// NOT_FOUND when there is none. The caller holds r.mu, so the state stays
+// the current one until it stores the next.
+func (r *Directory) heldInstance(domain string) (*state, *Instance, error) {
+	s := r.state.Load()
+	inst := s.instances[domain]
+	if inst == nil {
+		return nil, nil, unknownInstance(domain)
+	}
+	return s, inst, nil
+}
+
 // unknownInstance is the NOT_FOUND error for a domain.
 func unknownInstance(domain string) error {
 	return errcode.Wrap(errcode.NotFound, ErrNotFound, "no instance has the domain %s", domain)
@@ -440,10 +452,9 @@ func (r *Directory) UpdateInstance(ctx context.Context, domain string, ch Change
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := r.state.Load()
-	inst := s.instances[domain]
-	if inst == nil {
-		return nil, unknownInstance(domain)
+	s, inst, err := r.heldInstance(domain)
+	if err != nil {
+		return nil, err
 	}
 	cur := inst.Release()
 	rel := cur
@@ -514,10 +525,9 @@ func (r *Directory) RotateToken(ctx context.Context, domain string) (*Instance, 
 	domain = NormalizeDomain(domain)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := r.state.Load()
-	inst := s.instances[domain]
-	if inst == nil {
-		return nil, "", unknownInstance(domain)
+	s, inst, err := r.heldInstance(domain)
+	if err != nil {
+		return nil, "", err
 	}
 	token, hash := auth.NewToken()
 	next := inst.clone()
@@ -580,10 +590,9 @@ func (r *Directory) DeleteInstance(ctx context.Context, domain string) (*Instanc
 	domain = NormalizeDomain(domain)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := r.state.Load()
-	inst := s.instances[domain]
-	if inst == nil {
-		return nil, unknownInstance(domain)
+	s, inst, err := r.heldInstance(domain)
+	if err != nil {
+		return nil, err
 	}
 	if err := r.st.DeleteDoc(ctx, docInstance, domain); err != nil {
 		return nil, fmt.Errorf("tenant: deleting instance %s: %w", domain, err)
