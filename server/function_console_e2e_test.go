@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -170,20 +169,7 @@ func TestFunctionConsoleFlood(t *testing.T) {
 // getJSON asks path with an instance's domain and token, off the
 // test's goroutine.
 func getJSON(env *servertest.Env, path, domain, token string) graphqlAnswer {
-	req, err := http.NewRequest(http.MethodGet, env.URL+path, nil)
-	if err != nil {
-		return graphqlAnswer{err: err}
-	}
-	req.Header.Set(tenant.Header, domain)
-	req.Header.Set("authorization", token)
-	res, err := env.Client.Do(req)
-	if err != nil {
-		return graphqlAnswer{err: err}
-	}
-	defer res.Body.Close()
-	a := graphqlAnswer{status: res.StatusCode}
-	a.err = json.NewDecoder(res.Body).Decode(&a.body)
-	return a
+	return ask(env, http.MethodGet, path, domain, token, nil)
 }
 
 // droppedNote is the runtime's note of the console lines a call dropped.

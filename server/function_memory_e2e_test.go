@@ -273,15 +273,23 @@ type graphqlAnswer struct {
 }
 
 func postGraphQL(env *servertest.Env, domain, token, query string) graphqlAnswer {
-	start := time.Now()
 	b, _ := json.Marshal(map[string]any{"query": query})
-	req, err := http.NewRequest(http.MethodPost, env.URL+"/graphql", bytes.NewReader(b))
+	return ask(env, http.MethodPost, "/graphql", domain, token, b)
+}
+
+// ask sends a request to path with an instance's domain and token (and a
+// JSON body unless nil), off the test's goroutine, and decodes the answer.
+func ask(env *servertest.Env, method, path, domain, token string, body []byte) graphqlAnswer {
+	start := time.Now()
+	req, err := http.NewRequest(method, env.URL+path, bytes.NewReader(body))
 	if err != nil {
 		return graphqlAnswer{err: err}
 	}
 	req.Header.Set(tenant.Header, domain)
 	req.Header.Set("authorization", token)
-	req.Header.Set("content-type", "application/json")
+	if body != nil {
+		req.Header.Set("content-type", "application/json")
+	}
 	res, err := env.Client.Do(req)
 	if err != nil {
 		return graphqlAnswer{err: err}
