@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -116,57 +117,18 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		return appendString(dst, x), nil
 	case bool:
 		return strconv.AppendBool(dst, x), nil
-	case int:
-		return strconv.AppendInt(dst, int64(x), 10), nil
-	case int8:
-		return strconv.AppendInt(dst, int64(x), 10), nil
-	case int16:
-		return strconv.AppendInt(dst, int64(x), 10), nil
-	case int32:
-		return strconv.AppendInt(dst, int64(x), 10), nil
-	case int64:
-		return strconv.AppendInt(dst, x, 10), nil
-	case uint:
-		return strconv.AppendUint(dst, uint64(x), 10), nil
-	case uint8:
-		return strconv.AppendUint(dst, uint64(x), 10), nil
-	case uint16:
-		return strconv.AppendUint(dst, uint64(x), 10), nil
-	case uint32:
-		return strconv.AppendUint(dst, uint64(x), 10), nil
-	case uint64:
-		return strconv.AppendUint(dst, x, 10), nil
+	case int, int8, int16, int32, int64:
+		return appendInt(dst, reflect.ValueOf(x).Int()), nil
+	case uint, uint8, uint16, uint32, uint64:
+		return strconv.AppendUint(dst, reflect.ValueOf(x).Uint(), 10), nil
 	case float64:
 		return appendFloat(dst, x, 64)
 	case float32:
 		return appendFloat(dst, float64(x), 32)
 	case []any:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = appendValue(dst, e); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, ']'), nil
+		return appendList(dst, x, appendValue)
 	case []string:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, e)
-		}
-		return append(dst, ']'), nil
+		return appendList(dst, x, func(dst []byte, e string) ([]byte, error) { return appendString(dst, e), nil })
 	case map[string]any:
 		if x == nil {
 			return append(dst, "null"...), nil
@@ -195,6 +157,25 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		return dst, err
 	}
 	return append(dst, b...), nil
+}
+
+// appendList appends a list as encoding/json would (nil is null), each
+// element by each.
+func appendList[T any](dst []byte, xs []T, each func([]byte, T) ([]byte, error)) ([]byte, error) {
+	if xs == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '[')
+	for i, e := range xs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = each(dst, e); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
 }
 
 func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
