@@ -117,7 +117,11 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		return appendString(dst, x), nil
 	case bool:
 		return strconv.AppendBool(dst, x), nil
-	case int, int8, int16, int32, int64:
+	case int64: // stored integers: kept off reflect, the hot path
+		return appendInt(dst, x), nil
+	case int:
+		return appendInt(dst, int64(x)), nil
+	case int8, int16, int32:
 		return appendInt(dst, reflect.ValueOf(x).Int()), nil
 	case uint, uint8, uint16, uint32, uint64:
 		return strconv.AppendUint(dst, reflect.ValueOf(x).Uint(), 10), nil
