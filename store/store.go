@@ -243,6 +243,21 @@ type Store interface {
 	// DeleteDoc removes a document; deleting a missing one is not an error.
 	DeleteDoc(ctx context.Context, kind, key string) error
 
+	// Snapshot opens a read-only view of everything the store holds, for
+	// a backup or an export (snapshot.go), taken while writes go on.
+	Snapshot(ctx context.Context) (Snapshot, error)
+	// Load writes records as they are (ids, metadata and fields kept, no
+	// clock read), for a restore or an import: a record whose id the
+	// instance holds already fails with an error wrapping ErrExists, a
+	// value another record holds in a declared @unique field with a
+	// *FieldError. The instance's usage counts them; the change feed
+	// does not (nothing of it is loaded). On the embedded store one
+	// call applies atomically; on MongoDB the records of a failed call
+	// that were written stay (the caller drops the instance). Records
+	// of undeclared types are kept, and indexed when their type is
+	// declared.
+	Load(ctx context.Context, inst string, recs []*Record) error
+
 	// Ping reports whether the store can serve (for /readyz).
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.

@@ -110,6 +110,7 @@ func RunWith(t *testing.T, open func(t *testing.T) store.Store, opts Options) {
 		{"ChangeRetention", func(t *testing.T, e *env) { testChangeRetention(t, e, opts) }},
 		{"Wait", func(t *testing.T, e *env) { testWait(t, e, opts) }},
 		{"DropChanges", testDropChanges},
+		{"Snapshot", testSnapshot},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
