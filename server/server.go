@@ -52,6 +52,7 @@ type options struct {
 	hasFunctions bool
 	images       *oci.Registry
 	metrics      *metrics.Metrics
+	backups      admin.BackupDir
 }
 
 // WithMetrics counts and times every request (metrics.Middleware); the
@@ -74,6 +75,12 @@ func WithImages(r *oci.Registry) Option {
 // log the runtime uses.
 func WithFunctions(pk admin.FunctionStore, logs admin.FunctionLog) Option {
 	return func(o *options) { o.fnPackages, o.fnLogs, o.hasFunctions = pk, logs, true }
+}
+
+// WithBackups mounts the admin API's backup routes (/admin/v1/backups…)
+// over the folder of kept backups.
+func WithBackups(dir admin.BackupDir) Option {
+	return func(o *options) { o.backups = dir }
 }
 
 // WithRoutes mounts more routes after the built-in ones; they run behind
@@ -182,6 +189,9 @@ func (s *Server) operatorRoutes(e *echo.Echo) {
 	admin.NewUsage(s.reg, s.engine.Meter()).Register(adminAPI)
 	if s.opts.hasFunctions {
 		admin.NewFunctions(s.reg, s.opts.fnPackages, s.opts.fnLogs).Register(adminAPI)
+	}
+	if s.opts.backups != nil {
+		admin.NewBackups(s.opts.backups).Register(adminAPI)
 	}
 	if r := s.opts.images; r != nil {
 		admin.NewOCI(r.Tokens(), r, r).Register(adminAPI)

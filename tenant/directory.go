@@ -364,7 +364,7 @@ func (r *Directory) CreateInstance(ctx context.Context, spec InstanceSpec) (inst
 		AdminAccountID: store.NewID(),
 		Settings:       spec.Settings.clone(),
 		TokenHash:      hash,
-		Created:        time.Now().UTC(),
+		Created:        time.Now().UTC().Truncate(time.Millisecond), // what every store keeps (MongoDB: milliseconds)
 	}
 	inst.SetRelease(rel)
 	doc, err := r.encodeInstance(docOf(inst))

@@ -20,6 +20,8 @@ Usage:
   cored serve --demo         run it with the demo app deployed on demo.local
   cored deploy [flags] DIR   apply DIR/app.yaml to a running server
   cored keys init|list|rotate|add|activate|retire   manage the key file (cored keys -h)
+  cored backup (--from URL | --data DIR) OUT.tar.gz   back up everything the store holds
+  cored restore IN.tar.gz (--data DIR | --mongo-uri URI)   restore a backup into an empty store
   cored healthcheck [--addr]  exit 0 when the server there answers /healthz (for containers)
   cored version              print the version
 `
@@ -43,6 +45,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = deploy(ctx, args[1:], getenv, stdout, stderr)
 	case "keys":
 		err = keysCmd(args[1:], getenv, stdout, stderr)
+	case "backup":
+		err = backupCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "restore":
+		err = restoreCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "healthcheck":
 		err = healthcheck(ctx, args[1:], getenv, stderr)
 	case "version":

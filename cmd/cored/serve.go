@@ -39,6 +39,8 @@ type serveFlags struct {
 	addr, data, mongoURI, adminToken, logLevel, bodyLimit, requestTimeout, gateway, debugAddr, trustedProxies, rateLimit, metricsAddr string
 	keyFile                                                                                                                           string
 	functionMemory, functionMemoryMax, consoleAddr                                                                                    string
+	backupDir, backupEvery                                                                                                            string
+	backupKeep                                                                                                                        int
 	demo, reusePort                                                                                                                   bool
 	// adminTokenInArgs: the admin token came from --admin-token, which
 	// every local user can read in the process's argv (a warning at start).
@@ -95,6 +97,15 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.IntVar(&f.gcPercent, "gc-percent", gc,
 		"how far (in %) the heap may grow past what is live before Go collects garbage: higher spends less CPU on collection and more memory; "+
 			"the GOGC environment variable, when set, wins ($CORE_GC_PERCENT)")
+	fs.StringVar(&f.backupDir, "backup-dir", envOr(getenv, "CORE_BACKUP_DIR", ""),
+		"folder of the backups the server takes (POST /admin/v1/backups, --backup-every); default backups in --data ($CORE_BACKUP_DIR)")
+	fs.StringVar(&f.backupEvery, "backup-every", envOr(getenv, "CORE_BACKUP_EVERY", ""),
+		"take a backup this often, e.g. 6h; none when empty ($CORE_BACKUP_EVERY)")
+	keep, err := strconv.Atoi(envOr(getenv, "CORE_BACKUP_KEEP", "7"))
+	if err != nil {
+		return f, usageError{fmt.Sprintf("CORE_BACKUP_KEEP %q: not a whole number", getenv("CORE_BACKUP_KEEP"))}
+	}
+	fs.IntVar(&f.backupKeep, "backup-keep", keep, "how many backups to keep in --backup-dir, the newest; 0 keeps all ($CORE_BACKUP_KEEP)")
 	fs.BoolVar(&f.demo, "demo", false, "deploy the demo app on demo.local, seed it and print a curl to try it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -265,6 +276,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}() // before the store closes, after the requests
 	engine := gql.NewEngine(gcfg, dataStore, reg, accounts, log, gql.WithFunctions(calls), gql.WithFunctionLog(fns.logs),
 		gql.WithRateShare(peers.Count), gql.WithMeter(meter))
+	backups, every, err := openBackups(f, st)
+	if err != nil {
+		return err
+	}
+	srvOpts = append(srvOpts, server.WithBackups(backups))
 	srv := server.New(cfg, log, st, reg, engine, srvOpts...)
 	if consoleLn != nil {
 		log.Info("console listening", zap.String("addr", consoleLn.Addr().String()))
@@ -297,6 +313,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	// Other cored processes on the same store may change releases and
 	// instances: follow them (DESIGN.md: served by all within 2 s).
+	if every > 0 {
+		go backups.Schedule(sctx, every, func(err error) { log.Error("scheduled backup failed", zap.Error(err)) })
+	}
 	go reg.Watch(sctx, directorySyncInterval, func(err error) { log.Warn("directory refresh failed", zap.Error(err)) })
 	if f.mongoURI != "" {
 		go peers.Run(sctx, func(err error) { log.Warn("peer heartbeat failed", zap.Error(err)) })

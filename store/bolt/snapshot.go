@@ -129,25 +129,16 @@ func (s *Store) Load(ctx context.Context, inst string, recs []*store.Record) err
 		return err
 	}
 	return s.update(func(tx *bbolt.Tx) error {
-		st, err := s.state(tx, inst)
+		w, before, err := s.writerIn(tx, inst)
 		if err != nil {
 			return err
 		}
-		ib, err := tx.Bucket(bucketInst).CreateBucketIfNotExists([]byte(inst))
-		if err != nil {
-			return err
-		}
-		before, err := usageOf(ib)
-		if err != nil {
-			return err
-		}
-		w := writer{ib: ib, st: st}
 		for _, r := range prepared {
 			if err := w.load(r); err != nil {
 				return err
 			}
 		}
-		return putUsage(ib, store.Usage{Records: before.Records + w.delta.Records, StorageBytes: before.StorageBytes + w.delta.StorageBytes})
+		return putUsage(w.ib, store.Usage{Records: before.Records + w.delta.Records, StorageBytes: before.StorageBytes + w.delta.StorageBytes})
 	})
 }
 

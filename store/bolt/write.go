@@ -56,19 +56,11 @@ func (s *Store) Write(ctx context.Context, inst string, ops []store.Op, quota st
 	err = s.update(func(tx *bbolt.Tx) error {
 		results = make([]store.OpResult, len(prepared))
 		lastSeq = 0
-		st, err := s.state(tx, inst)
+		w, before, err := s.writerIn(tx, inst)
 		if err != nil {
 			return err
 		}
-		ib, err := tx.Bucket(bucketInst).CreateBucketIfNotExists([]byte(inst))
-		if err != nil {
-			return err
-		}
-		before, err := usageOf(ib)
-		if err != nil {
-			return err
-		}
-		w := writer{ib: ib, st: st}
+		ib := w.ib
 		for i := range prepared {
 			if results[i], err = w.apply(&prepared[i]); err != nil {
 				return err
@@ -103,6 +95,24 @@ type writer struct {
 	delta store.Usage
 	// changes are the feed entries of the ops applied so far (changes.go).
 	changes []store.Change
+}
+
+// writerIn starts the writes of a transaction to an instance (creating
+// its bucket), and returns its usage before them.
+func (s *Store) writerIn(tx *bbolt.Tx, inst string) (writer, store.Usage, error) {
+	st, err := s.state(tx, inst)
+	if err != nil {
+		return writer{}, store.Usage{}, err
+	}
+	ib, err := tx.Bucket(bucketInst).CreateBucketIfNotExists([]byte(inst))
+	if err != nil {
+		return writer{}, store.Usage{}, err
+	}
+	before, err := usageOf(ib)
+	if err != nil {
+		return writer{}, store.Usage{}, err
+	}
+	return writer{ib: ib, st: st}, before, nil
 }
 
 // note records the change an applied op made, if any.

@@ -1,0 +1,329 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/bolt"
+	"github.com/corehq/core/store/mongo"
+	"github.com/corehq/core/store/mongo/mongotest"
+)
+
+// backupApp is the app the backup test deploys: references, a list of
+// references, a function reading a sealed env value.
+var backupApp = map[string]string{
+	"schema.graphql": `type Author { name: String  best: Book  books: [Book!] }
+type Book @indices(sets: [["title"]]) { title: String  price: Float }
+type Note { text: String }
+type Query { greet(who: String): String @fn(name: "greet", version: "v1", env: ["GREETING"]) }
+`,
+	"functions/greet.js": `exports.main = (i, cb) => cb(i.env.GREETING + ", " + i.args.who, null);`,
+	"app.yaml": `app: shop
+release: v1
+schema: schema.graphql
+functions:
+  greet:
+    v1: functions/greet.js
+instances:
+  - domain: a.test
+    env: {GREETING: hello}
+  - domain: b.test
+    env: {GREETING: hi}
+`,
+}
+
+// backupInstance is what the test made in one instance before the backup.
+type backupInstance struct {
+	domain, token, session string
+	answers                map[string]any // query → data, before the backup
+}
+
+// backupQueries are asked before the backup and of every restored server.
+var backupQueries = []string{
+	`{ find(type: Book, arcql: "*", first: 100) { edges { cursor node { ... on Book { title price } } } } }`,
+	`{ find(type: Author, arcql: "*", first: 100) { edges { cursor node { ... on Author { name best { title } books { title } } } } } }`,
+	`{ greet(who: "ann") }`,
+}
+
+// TestBackupWhileWriting backs up a server with two instances (records
+// with references, a trashed record, accounts, a grant, a function with a
+// sealed env value) through `cored backup --from` while 20 writers write,
+// restores the archive into a new data directory and onto the
+// MongoDB-wire test server, and checks that every record acknowledged
+// before the backup began reads the same there, that every restored
+// record is as the original held it, and that the restored servers answer
+// the same queries, logins, sessions (the key file carried beside) and
+// function calls.
+func TestBackupWhileWriting(t *testing.T) {
+	t.Parallel()
+	const admin = "backup-test-admin-token-0123456789"
+	data := t.TempDir()
+	p := startCoredArgs(t, "--admin-token", admin, "--data", data)
+	appDir := t.TempDir()
+	writeFiles(t, appDir, backupApp)
+	getenv := env(map[string]string{"CORE_ADMIN_TOKEN": admin})
+	code, out, errOut := runCmd(t, getenv, "deploy", "--server", "http://"+p.addr, appDir)
+	if code != 0 {
+		t.Fatalf("deploy: exit %d\n%s%s", code, out, errOut)
+	}
+	var insts []*backupInstance
+	for _, line := range strings.Split(out, "\n") {
+		if m := createdRE.FindStringSubmatch(line); m != nil {
+			insts = append(insts, &backupInstance{domain: m[2], token: m[3]})
+		}
+	}
+	if len(insts) != 2 {
+		t.Fatalf("deploy made %d instances: %s", len(insts), out)
+	}
+
+	gq := func(p *coredProcess, domain, token, query string, vars map[string]any) map[string]any {
+		t.Helper()
+		h := map[string]string{"core-domain": domain}
+		if token != "" {
+			h["authorization"] = token
+		}
+		st, body := p.call(t, "POST", "/graphql", h, map[string]any{"query": query, "variables": vars})
+		if st != 200 || body["errors"] != nil {
+			t.Fatalf("%s on %s: %d %v", query, domain, st, body)
+		}
+		d, _ := body["data"].(map[string]any)
+		return d
+	}
+	upsertOne := func(inst *backupInstance, typ string, v map[string]any) string {
+		d := gq(p, inst.domain, inst.token, `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
+			map[string]any{"v": map[string]any{typ: v}})
+		return d["upsert"].([]any)[0].(map[string]any)["id"].(string)
+	}
+	ref := func(id string) map[string]any { return map[string]any{"core": map[string]any{"id": id}} }
+	var acked sync.Map // instance domain + "/" + id → true: acknowledged before the backup began
+	for _, inst := range insts {
+		var books []string
+		for i := range 4 {
+			id := upsertOne(inst, "Book", map[string]any{"title": fmt.Sprintf("%s book %d", inst.domain, i), "price": 10.5 + float64(i)})
+			books = append(books, id)
+		}
+		upsertOne(inst, "Author", map[string]any{"name": "Ann", "best": ref(books[0]), "books": []any{ref(books[0]), ref(books[1])}})
+		upsertOne(inst, "Author", map[string]any{"name": "Bo", "books": []any{ref(books[2])}})
+		gq(p, inst.domain, inst.token, `mutation($a: String!) { trash(type: Book, arcql: $a) }`,
+			map[string]any{"a": fmt.Sprintf("core.id = '%s'", books[3])})
+		acct := gq(p, inst.domain, inst.token, `mutation($v: AccountInput!) { createAccount(value: $v) { id } }`,
+			map[string]any{"v": map[string]any{"username": "ann", "password": map[string]any{"value": "correct horse battery"}}})
+		acctID := acct["createAccount"].(map[string]any)["id"].(string)
+		upsertOne(inst, "AccessRight", map[string]any{"resource": "*", "resourceType": "Book", "operationType": "Query",
+			"operation": "find", "permissionType": "SBP", "members": []any{ref(acctID)}})
+		inst.session = backupLogin(t, p, inst.domain)
+		inst.answers = map[string]any{}
+		for _, q := range backupQueries {
+			inst.answers[q] = gq(p, inst.domain, inst.token, q, nil)
+		}
+	}
+
+	// Twenty writers write notes into both instances until the backup has
+	// been taken.
+	var began atomic.Bool
+	var ackedCount, during atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inst := insts[w%2]
+			h := map[string]string{"core-domain": inst.domain, "authorization": inst.token}
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				code, out, ok := tryCall(p, h, map[string]any{"query": `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
+					"variables": map[string]any{"v": map[string]any{"Note": map[string]any{"text": fmt.Sprintf("writer %d note %d", w, i)}}}})
+				up, _ := out["data"].(map[string]any)["upsert"].([]any)
+				if !ok || code != 200 || out["errors"] != nil || len(up) != 1 {
+					continue
+				}
+				if !began.Load() { // acknowledged before the backup began
+					acked.Store(inst.domain+"/"+up[0].(map[string]any)["id"].(string), true)
+				} else {
+					during.Add(1)
+				}
+				ackedCount.Add(1)
+			}
+		}()
+	}
+	waitFor(t, "200 acknowledged notes", func() bool { return ackedCount.Load() >= 200 })
+	archive := filepath.Join(t.TempDir(), "core.tar.gz")
+	began.Store(true)
+	code, out, errOut = runCmd(t, getenv, "backup", "--from", "http://"+p.addr, archive)
+	if code != 0 {
+		t.Fatalf("backup: exit %d\n%s%s", code, out, errOut)
+	}
+	waitFor(t, "notes written after the backup", func() bool { return during.Load() >= 20 })
+	close(stop)
+	wg.Wait()
+	p.stop()
+	original := storeRecords(t, openBolt(t, data))
+
+	// A data directory of its own, with the key file carried beside.
+	restored := t.TempDir()
+	keys, err := os.ReadFile(filepath.Join(data, keyFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(restored, keyFileName), keys, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	uri, db := mongotest.Database(t)
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + db
+	targets := []struct {
+		name    string
+		restore []string
+		serve   []string
+		open    func() store.Store
+	}{
+		{"bolt", []string{"--data", restored}, []string{"--data", restored}, func() store.Store { return openBolt(t, restored) }},
+		{"mongo", []string{"--mongo-uri", u.String()}, []string{"--mongo-uri", u.String(), "--key-file", filepath.Join(data, keyFileName)},
+			func() store.Store {
+				st, err := mongo.Open(t.Context(), mongotest.Config(uri, db))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return st
+			}},
+	}
+	for _, target := range targets {
+		t.Run(target.name, func(t *testing.T) {
+			code, out, errOut := runCmd(t, env(nil), append([]string{"restore", archive}, target.restore...)...)
+			if code != 0 {
+				t.Fatalf("restore: exit %d\n%s%s", code, out, errOut)
+			}
+			// A second restore into the same store is refused.
+			if code, _, errOut := runCmd(t, env(nil), append([]string{"restore", archive}, target.restore...)...); code == 0 || !strings.Contains(errOut, "not empty") {
+				t.Errorf("a restore into a store holding data: exit %d, %s", code, errOut)
+			}
+			q := startCoredArgs(t, append([]string{"--admin-token", admin}, target.serve...)...)
+			for _, inst := range insts {
+				for _, query := range backupQueries {
+					got := gq(q, inst.domain, inst.token, query, nil)
+					if d := cmp.Diff(inst.answers[query], got); d != "" {
+						t.Errorf("%s: %s (-before the backup +restored):\n%s", inst.domain, query, d)
+					}
+				}
+				// The password hash came along, and so did the session (the keys did).
+				backupLogin(t, q, inst.domain)
+				gq(q, inst.domain, inst.session, `{ find(type: Book, arcql: "*") { edges { cursor } } }`, nil)
+			}
+			q.stop()
+
+			got := storeRecords(t, target.open())
+			missing := 0
+			acked.Range(func(k, _ any) bool {
+				domain, id, _ := strings.Cut(k.(string), "/")
+				found := false
+				for key := range got {
+					if strings.HasSuffix(key, "/Note/"+id) {
+						found = true
+					}
+				}
+				if !found {
+					missing++
+					t.Errorf("note %s of %s, acknowledged before the backup began, is not restored", id, domain)
+				}
+				return missing < 5
+			})
+			for key, r := range got {
+				if d := cmp.Diff(original[key], r); d != "" {
+					t.Errorf("restored %s differs from the original (-original +restored):\n%s", key, d)
+				}
+			}
+			if len(got) < len(original)-int(during.Load()) {
+				t.Errorf("%d records restored of %d, of which %d were written after the backup began", len(got), len(original), during.Load())
+			}
+			t.Logf("%d records restored; %d notes were written while the backup ran", len(got), during.Load())
+		})
+	}
+}
+
+// backupLogin logs ann in on domain and returns the session token.
+func backupLogin(t *testing.T, p *coredProcess, domain string) string {
+	t.Helper()
+	st, body := p.call(t, "POST", "/graphql", map[string]string{"core-domain": domain}, map[string]any{
+		"query":     `query($u: String!, $p: String!) { login(username: $u, password: $p) { sessionToken } }`,
+		"variables": map[string]any{"u": "ann", "p": "correct horse battery"}})
+	d, _ := body["data"].(map[string]any)
+	login, _ := d["login"].(map[string]any)
+	token, _ := login["sessionToken"].(string)
+	if st != 200 || token == "" {
+		t.Fatalf("login on %s: %d %v", domain, st, body)
+	}
+	return token
+}
+
+// openBolt opens the store of a stopped data directory; the caller
+// closes it.
+func openBolt(t *testing.T, dir string) store.Store {
+	t.Helper()
+	st, err := bolt.Open(filepath.Join(dir, "core.db"), bolt.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// storeRecords reads every record of a store through a snapshot, keyed
+// "<instance>/<type>/<id>", and closes the store.
+func storeRecords(t *testing.T, st store.Store) map[string]*store.Record {
+	t.Helper()
+	defer st.Close()
+	ctx := context.Background()
+	sn, err := st.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sn.Close()
+	insts, err := sn.Instances(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*store.Record{}
+	for _, inst := range insts {
+		if err := sn.Records(ctx, inst, func(r *store.Record) error {
+			out[inst+"/"+r.Type+"/"+r.ID] = r
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// waitFor polls cond until it holds, failing the test after a generous
+// minute and a half.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	limit := time.After(90 * time.Second)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-limit:
+			t.Fatalf("waited too long for %s", what)
+		}
+	}
+}
