@@ -187,6 +187,7 @@ func (s *Server) operatorRoutes(e *echo.Echo) {
 	adminAPI := admin.Mount(e, s.cfg.AdminTokenHash)
 	admin.New(s.reg).Register(adminAPI)
 	admin.NewUsage(s.reg, s.engine.Meter()).Register(adminAPI)
+	admin.NewTransfer(s.reg, s.st).Register(adminAPI)
 	if s.opts.hasFunctions {
 		admin.NewFunctions(s.reg, s.opts.fnPackages, s.opts.fnLogs).Register(adminAPI)
 	}
@@ -245,14 +246,21 @@ func (s *Server) isRegistry(p string) bool {
 	return s.opts.images != nil && (p == "/v2" || strings.HasPrefix(p, "/v2/"))
 }
 
+// isImport reports whether path is an instance's import
+// (/admin/v1/instances/{domain}/import).
+func isImport(p string) bool {
+	return strings.HasPrefix(p, "/admin/v1/instances/") && strings.HasSuffix(p, "/import") && strings.Count(p, "/") == 5
+}
+
 // limitBody is the body limit of every request but the image registry's
-// (/v2/), whose layers are larger than any API call.
+// (/v2/), whose layers are larger than any API call, and an instance's
+// import (admin only), which streams an export of any size.
 func (s *Server) limitBody(limit int64) echo.MiddlewareFunc {
 	limited := limitBody(limit)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		withLimit := limited(next)
 		return func(c echo.Context) error {
-			if s.isRegistry(c.Request().URL.Path) {
+			if p := c.Request().URL.Path; s.isRegistry(p) || isImport(p) {
 				return next(c)
 			}
 			return withLimit(c)

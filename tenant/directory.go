@@ -320,48 +320,97 @@ type InstanceSpec struct {
 // (ErrExists), a missing app or release NOT_FOUND (ErrNotFound). On failure
 // nothing stays in the store.
 func (r *Directory) CreateInstance(ctx context.Context, spec InstanceSpec) (inst *Instance, token string, err error) {
+	return r.createInstance(ctx, spec, "", nil)
+}
+
+// ImportInstance creates an instance as CreateInstance does, but with
+// its records from load (an import: backup.Import) instead of a new admin
+// account: adminAccountID names the admin account among them. load runs
+// before the directory's lock is taken (an import may take minutes), into
+// an instance id nobody knows yet, so nothing of it is visible until it
+// has succeeded; when it fails, or the domain is taken meanwhile, what it
+// wrote is dropped.
+func (r *Directory) ImportInstance(ctx context.Context, spec InstanceSpec, adminAccountID string,
+	load func(ctx context.Context, instanceID string) error) (*Instance, string, error) {
+	if adminAccountID == "" {
+		return nil, "", errcode.Wrap(errcode.BadRequest, ErrInvalid, "an imported instance needs its admin account's id")
+	}
+	return r.createInstance(ctx, spec, adminAccountID, load)
+}
+
+// checkSpec validates an instance to create and returns its domain,
+// normalized.
+func (r *Directory) checkSpec(spec InstanceSpec) (string, error) {
 	domain := NormalizeDomain(spec.Domain)
-	if err := checkDomain(domain); err != nil {
+	for _, err := range []error{
+		checkDomain(domain), checkName("app", spec.App), checkName("release", spec.Release),
+		checkEnv(spec.Settings.Env), spec.Settings.CORS.check(), spec.Settings.checkShares(),
+		spec.Settings.checkIntrospection(), r.checkFunctionMemory(spec.Settings.FunctionMemory),
+	} {
+		if err != nil {
+			return "", err
+		}
+	}
+	return domain, nil
+}
+
+// placeFor returns the release of a new instance at domain: CONFLICT when
+// the domain is taken, NOT_FOUND when the release is missing.
+func (r *Directory) placeFor(s *state, domain string, spec InstanceSpec) (*Release, error) {
+	if _, ok := s.instances[domain]; ok {
+		return nil, errcode.Wrap(errcode.Conflict, ErrExists, "domain %s is already taken by an instance", domain)
+	}
+	rel := s.releases[releaseKey(spec.App, spec.Release)]
+	if rel == nil {
+		return nil, r.missingRelease(s, spec.App, spec.Release)
+	}
+	return rel, nil
+}
+
+func (r *Directory) createInstance(ctx context.Context, spec InstanceSpec, adminAccountID string,
+	load func(ctx context.Context, instanceID string) error) (inst *Instance, token string, err error) {
+	domain, err := r.checkSpec(spec)
+	if err != nil {
 		return nil, "", err
 	}
-	if err := checkName("app", spec.App); err != nil {
-		return nil, "", err
+	id := store.NewID()
+	// Nothing half-made stays: the instance id is new, so its data is
+	// only what this call wrote.
+	drop := func(err error) error {
+		if derr := r.st.DropInstance(context.WithoutCancel(ctx), id); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		return fmt.Errorf("tenant: creating instance %s: %w", domain, err)
 	}
-	if err := checkName("release", spec.Release); err != nil {
-		return nil, "", err
-	}
-	if err := checkEnv(spec.Settings.Env); err != nil {
-		return nil, "", err
-	}
-	if err := spec.Settings.CORS.check(); err != nil {
-		return nil, "", err
-	}
-	if err := spec.Settings.checkShares(); err != nil {
-		return nil, "", err
-	}
-	if err := spec.Settings.checkIntrospection(); err != nil {
-		return nil, "", err
-	}
-	if err := r.checkFunctionMemory(spec.Settings.FunctionMemory); err != nil {
-		return nil, "", err
+	if load != nil {
+		rel, err := r.placeFor(r.state.Load(), domain, spec)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := r.st.Declare(ctx, id, Specs(rel.Model)); err != nil {
+			return nil, "", drop(err)
+		}
+		if err := load(ctx, id); err != nil {
+			return nil, "", drop(err)
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.state.Load()
-	if _, ok := s.instances[domain]; ok {
-		return nil, "", errcode.Wrap(errcode.Conflict, ErrExists, "domain %s is already taken by an instance", domain)
-	}
-	rel := s.releases[releaseKey(spec.App, spec.Release)]
-	if rel == nil {
-		return nil, "", r.missingRelease(s, spec.App, spec.Release)
+	rel, err := r.placeFor(s, domain, spec)
+	if err != nil {
+		if load != nil {
+			err = drop(err)
+		}
+		return nil, "", err
 	}
 
 	token, hash := auth.NewToken()
 	inst = &Instance{
-		ID:             store.NewID(),
+		ID:             id,
 		Domain:         domain,
 		App:            spec.App,
-		AdminAccountID: store.NewID(),
+		AdminAccountID: cmp.Or(adminAccountID, store.NewID()),
 		Settings:       spec.Settings.clone(),
 		TokenHash:      hash,
 		Created:        time.Now().UTC().Truncate(time.Millisecond), // what every store keeps (MongoDB: milliseconds)
@@ -369,10 +418,10 @@ func (r *Directory) CreateInstance(ctx context.Context, spec InstanceSpec) (inst
 	inst.SetRelease(rel)
 	doc, err := r.encodeInstance(docOf(inst))
 	if err != nil {
-		return nil, "", err
+		return nil, "", drop(err)
 	}
 	err = r.st.Declare(ctx, inst.ID, Specs(rel.Model))
-	if err == nil {
+	if err == nil && load == nil {
 		_, err = r.st.Write(ctx, inst.ID, []store.Op{{
 			Kind:      store.OpUpsert,
 			Type:      "Account",
@@ -386,12 +435,7 @@ func (r *Directory) CreateInstance(ctx context.Context, spec InstanceSpec) (inst
 		err = r.st.PutDoc(ctx, docInstance, domain, doc)
 	}
 	if err != nil {
-		// Nothing half-made stays: the instance id is new, so its data is
-		// only what this call wrote.
-		if derr := r.st.DropInstance(context.WithoutCancel(ctx), inst.ID); derr != nil {
-			err = errors.Join(err, derr)
-		}
-		return nil, "", fmt.Errorf("tenant: creating instance %s: %w", domain, err)
+		return nil, "", drop(err)
 	}
 	r.bump(ctx)
 	n := s.clone()
