@@ -26,8 +26,9 @@ type Snapshot interface {
 	// counters, sorted.
 	Instances(ctx context.Context) ([]string, error)
 	// Records calls fn with every record of an instance, of every type,
-	// trashed or not, ordered by type then id. fn may keep the record. An
-	// error from fn stops the walk and is returned.
+	// trashed or not, in an order of the store's (the embedded store: by
+	// type then id). fn may keep the record. An error from fn stops the
+	// walk and is returned.
 	Records(ctx context.Context, inst string, fn func(*Record) error) error
 	// Counters returns an instance's counters (AddCounters); nil when it
 	// has none.

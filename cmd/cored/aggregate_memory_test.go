@@ -182,7 +182,7 @@ func TestAggregationMemoryBounded(t *testing.T) {
 
 // buildCored builds cored as it ships (without the test binary's race
 // detector) into a temporary directory.
-func buildCored(t *testing.T) string {
+func buildCored(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "cored")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
@@ -195,7 +195,7 @@ func buildCored(t *testing.T) string {
 
 // seedBooks writes n books owned by owner into the store file at path,
 // each with its own title and author, 20,000 to a transaction.
-func seedBooks(t *testing.T, path, inst, owner string, n int) {
+func seedBooks(t testing.TB, path, inst, owner string, n int) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := bolt.Open(path, bolt.DefaultConfig())

@@ -75,7 +75,7 @@ func startServe(t *testing.T, args ...string) *coredProcess {
 
 // startProcess starts a `cored serve` command and returns once it
 // listens; it is killed when the test ends.
-func startProcess(t *testing.T, cmd *exec.Cmd) *coredProcess {
+func startProcess(t testing.TB, cmd *exec.Cmd) *coredProcess {
 	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -122,7 +122,7 @@ func startProcess(t *testing.T, cmd *exec.Cmd) *coredProcess {
 }
 
 // call sends a JSON request to a process and decodes the answer.
-func (p *coredProcess) call(t *testing.T, method, path string, headers map[string]string, body any) (int, map[string]any) {
+func (p *coredProcess) call(t testing.TB, method, path string, headers map[string]string, body any) (int, map[string]any) {
 	t.Helper()
 	res := p.send(context.Background(), t, method, path, headers, body)
 	defer res.Body.Close()
@@ -133,7 +133,7 @@ func (p *coredProcess) call(t *testing.T, method, path string, headers map[strin
 
 // send sends a JSON body to the process with headers and returns the
 // answer; the caller closes it.
-func (p *coredProcess) send(ctx context.Context, t *testing.T, method, path string, headers map[string]string, body any) *http.Response {
+func (p *coredProcess) send(ctx context.Context, t testing.TB, method, path string, headers map[string]string, body any) *http.Response {
 	t.Helper()
 	b, _ := json.Marshal(body)
 	req, err := http.NewRequestWithContext(ctx, method, "http://"+p.addr+path, bytes.NewReader(b))

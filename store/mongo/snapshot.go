@@ -15,16 +15,16 @@ import (
 // snapshotBatch is how many documents one read of a Snapshot takes.
 const snapshotBatch = 1000
 
-// Snapshot reads the collections in pages of the _id index
-// (store.Store). Without multi-document transactions (a standalone
+// Snapshot reads the collections with one cursor per instance or
+// document kind (store.Store); records come in the database's order, not
+// sorted. Without multi-document transactions (a standalone
 // server, FerretDB) MongoDB offers no moment that spans documents: each
-// record and document is read whole, as it was when its page was read,
+// record and document is read whole, as it was when the cursor reached it,
 // so what was written before the snapshot began and not changed while it
 // ran is in it exactly, and a write made while it runs may or may not
 // be. (A replica set's snapshot read concern would give one moment, but
 // only for up to minSnapshotHistoryWindowInSeconds, five minutes by
-// default, too short for a large backup.) Each page is one query with
-// the store's operation timeout, so no cursor outlives it.
+// default, too short for a large backup.)
 func (s *Store) Snapshot(ctx context.Context) (store.Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -36,79 +36,63 @@ type snapshot struct{ s *Store }
 
 func (sn *snapshot) Close() error { return nil }
 
-// page reads the documents of coll whose _id lies in [from, to), after
-// the _id after (exclusive), in _id order, snapshotBatch at a time, and
-// calls fn with each.
-func (s *Store) page(ctx context.Context, coll *mongo.Collection, from, to string, fn func(bson.M) error) error {
-	after := ""
-	for {
-		cond := bson.D{{Key: "$gte", Value: from}, {Key: "$lt", Value: to}}
-		if after != "" {
-			cond = bson.D{{Key: "$gt", Value: after}, {Key: "$lt", Value: to}}
-		}
-		octx, cancel := s.op(ctx)
-		cur, err := coll.Find(octx, bson.D{{Key: "_id", Value: cond}},
-			options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(snapshotBatch))
-		if err != nil {
-			cancel()
-			return s.fail(ctx, "reading a snapshot", err)
-		}
-		var docs []bson.M
-		err = cur.All(octx, &docs)
-		cancel()
-		if err != nil {
-			return s.fail(ctx, "reading a snapshot", err)
-		}
-		for _, d := range docs {
-			if err := fn(d); err != nil {
-				return err
-			}
-		}
-		if len(docs) < snapshotBatch {
-			return nil
-		}
-		after, _ = docs[len(docs)-1]["_id"].(string)
+// stream reads the documents of coll that filter selects with one
+// cursor, snapshotBatch a round trip, and calls fn with each. The cursor
+// has no time-out of the store's (it runs as long as the data does) but
+// ends with ctx. sort, when not nil, orders them: FerretDB sorts in
+// memory, so only small collections are read sorted.
+func (s *Store) stream(ctx context.Context, coll *mongo.Collection, filter, sort bson.D, fn func(bson.M) error) error {
+	opts := options.Find().SetBatchSize(snapshotBatch)
+	if sort != nil {
+		opts.SetSort(sort)
 	}
+	cur, err := coll.Find(ctx, filter, opts)
+	if err != nil {
+		return s.fail(ctx, "reading a snapshot", err)
+	}
+	defer cur.Close(context.WithoutCancel(ctx))
+	for cur.Next(ctx) {
+		var d bson.M
+		if err := cur.Decode(&d); err != nil {
+			return s.fail(ctx, "reading a snapshot", err)
+		}
+		if err := fn(d); err != nil {
+			return err
+		}
+	}
+	return s.fail(ctx, "reading a snapshot", cur.Err())
 }
 
+// Instances reads the usage collection (one document per instance that
+// has held records or counters, usage.go): the instances that hold some
+// now. An instance stored before usage was kept has its document once it
+// has been declared or written in any process (ensureUsage).
 func (sn *snapshot) Instances(ctx context.Context) ([]string, error) {
-	s := sn.s
-	seen := map[string]bool{}
-	for _, q := range []struct {
-		coll  *mongo.Collection
-		field string
-	}{{s.records, fInst}, {s.usage, "_id"}} {
-		ids, err := s.distinct(ctx, q.coll, q.field)
+	var out []string
+	err := sn.s.stream(ctx, sn.s.usage, bson.D{}, nil, func(d bson.M) error {
+		id, _ := d["_id"].(string)
+		var u usageDoc
+		raw, err := bson.Marshal(d)
+		if err == nil {
+			err = bson.Unmarshal(raw, &u)
+		}
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("mongo: the usage of %s: %w", id, err)
 		}
-		for _, id := range ids {
-			seen[id] = true
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for id := range seen {
-		if q, _ := sn.Counters(ctx, id); len(q) > 0 {
-			out = append(out, id)
-			continue
-		}
-		n, err := s.records.CountDocuments(ctx, bson.D{{Key: fInst, Value: id}}, options.Count().SetLimit(1))
-		if err != nil {
-			return nil, s.fail(ctx, "listing instances", err)
-		}
-		if n > 0 {
+		if (u.Records != nil && *u.Records > 0) || len(u.Counters) > 0 {
 			out = append(out, id)
 		}
-	}
+		return nil
+	})
 	slices.Sort(out)
-	return out, nil
+	return out, err
 }
 
 func (sn *snapshot) Records(ctx context.Context, inst string, fn func(*store.Record) error) error {
 	if err := checkName("instance", inst); err != nil {
 		return err
 	}
-	return sn.s.page(ctx, sn.s.records, inst+"/", inst+"0", func(d bson.M) error {
+	return sn.s.stream(ctx, sn.s.records, bson.D{{Key: fInst, Value: inst}}, nil, func(d bson.M) error {
 		r, err := decodeRecord(d)
 		if err != nil {
 			return fmt.Errorf("%v: %w", d["_id"], err)
@@ -156,18 +140,19 @@ func (sn *snapshot) Docs(ctx context.Context, kind string, fn func(key string, d
 	if checkDoc(kind, "-") != nil {
 		return nil
 	}
-	return sn.s.page(ctx, sn.s.docs, kind+"/", kind+"0", func(d bson.M) error {
-		key, _ := d["key"].(string)
-		var data []byte
-		switch v := d["d"].(type) {
-		case bson.Binary:
-			data = v.Data
-		case []byte:
-			data = v
-		}
-		if data == nil {
-			data = []byte{}
-		}
-		return fn(key, data)
-	})
+	return sn.s.stream(ctx, sn.s.docs, bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: kind + "/"}, {Key: "$lt", Value: kind + "0"}}}},
+		bson.D{{Key: "_id", Value: 1}}, func(d bson.M) error {
+			key, _ := d["key"].(string)
+			var data []byte
+			switch v := d["d"].(type) {
+			case bson.Binary:
+				data = v.Data
+			case []byte:
+				data = v
+			}
+			if data == nil {
+				data = []byte{}
+			}
+			return fn(key, data)
+		})
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -60,6 +61,7 @@ func testSnapshot(t *testing.T, e *env) {
 		t.Errorf("Instances = %v, %v; want a sorted list holding %s", insts, err, e.inst)
 	}
 	got := e.snapshotRecords(sn, e.inst)
+	slices.SortFunc(got, func(a, b *store.Record) int { return strings.Compare(a.Type+"/"+a.ID, b.Type+"/"+b.ID) })
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Snapshot.Records (-want +got):\n%s", d)
 	}
