@@ -58,8 +58,15 @@ func NewDir(st store.Store, path string, keep int) (*Dir, error) {
 func (d *Dir) Take(ctx context.Context) (Info, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := time.Now().UTC()
-	name := "core-" + now.Format("20060102T150405.000") + "Z.tar.gz"
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	name := ""
+	for { // one name per backup, even two in one millisecond
+		name = "core-" + now.Format("20060102T150405.000") + "Z.tar.gz"
+		if _, err := os.Stat(filepath.Join(d.path, name)); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		now = now.Add(time.Millisecond)
+	}
 	tmp, err := os.CreateTemp(d.path, ".taking-*")
 	if err != nil {
 		return Info{}, fmt.Errorf("backup: %w", err)

@@ -382,11 +382,13 @@ func (r *Directory) createInstance(ctx context.Context, spec InstanceSpec, admin
 		}
 		return fmt.Errorf("tenant: creating instance %s: %w", domain, err)
 	}
+	var declared *Release // the release whose types are declared already
 	if load != nil {
 		rel, err := r.placeFor(r.state.Load(), domain, spec)
 		if err != nil {
 			return nil, "", err
 		}
+		declared = rel
 		if err := r.st.Declare(ctx, id, Specs(rel.Model)); err != nil {
 			return nil, "", drop(err)
 		}
@@ -420,7 +422,11 @@ func (r *Directory) createInstance(ctx context.Context, spec InstanceSpec, admin
 	if err != nil {
 		return nil, "", drop(err)
 	}
-	err = r.st.Declare(ctx, inst.ID, Specs(rel.Model))
+	if rel != declared {
+		// Declared again after a load only when the release was replaced
+		// meanwhile: a Declare reads what it must index and claim.
+		err = r.st.Declare(ctx, inst.ID, Specs(rel.Model))
+	}
 	if err == nil && load == nil {
 		_, err = r.st.Write(ctx, inst.ID, []store.Op{{
 			Kind:      store.OpUpsert,
