@@ -43,7 +43,7 @@ func viewInstance(inst *tenant.Instance) instanceView {
 		App:            inst.App,
 		Release:        rel.Name,
 		Realm:          rel.Realm,
-		Settings:       inst.Settings,
+		Settings:       inst.Settings.Shown(),
 		AdminAccountID: inst.AdminAccountID,
 		Created:        inst.Created,
 	}

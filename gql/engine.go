@@ -10,6 +10,7 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/fn"
+	"github.com/corehq/core/mail"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
@@ -49,6 +50,9 @@ type Engine struct {
 	// subs are the subscriptions it runs: their streams, connections and
 	// feed readers (subscriptions.go).
 	subs *Subscriptions
+	// outbox queues the mail the instances' accounts are sent (password
+	// reset, e-mail verification); nil: the engine sends none.
+	outbox *mail.Outbox
 }
 
 // grantsTTL is how long a snapshot of an instance's grants serves before
@@ -83,6 +87,15 @@ func WithRateShare(share func() int) EngineOption {
 func WithMeter(m *tenant.Meter) EngineOption {
 	return func(e *Engine) { e.meter = m }
 }
+
+// WithMail queues the mail the engine sends (password reset codes,
+// verification links) in o; a mail.Worker sends it.
+func WithMail(o *mail.Outbox) EngineOption {
+	return func(e *Engine) { e.outbox = o }
+}
+
+// Outbox returns the outbox the engine queues mail in; nil without one.
+func (e *Engine) Outbox() *mail.Outbox { return e.outbox }
 
 // meterInterval is how often the engine's own meter would flush.
 const meterInterval = 2 * time.Second

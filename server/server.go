@@ -188,6 +188,9 @@ func (s *Server) operatorRoutes(e *echo.Echo) {
 	admin.New(s.reg).Register(adminAPI)
 	admin.NewUsage(s.reg, s.engine.Meter()).Register(adminAPI)
 	admin.NewTransfer(s.reg, s.st).Register(adminAPI)
+	if o := s.engine.Outbox(); o != nil {
+		admin.NewMail(s.reg, o).Register(adminAPI)
+	}
 	if s.opts.hasFunctions {
 		admin.NewFunctions(s.reg, s.opts.fnPackages, s.opts.fnLogs).Register(adminAPI)
 	}

@@ -112,15 +112,17 @@ type releaseDoc struct {
 // SealedEnv is Settings.Env sealed (secrets.go): stored, Settings.Env is
 // empty unless an older version wrote it in clear.
 type instanceDoc struct {
-	ID             string    `json:"id"`
-	Domain         string    `json:"domain"`
-	App            string    `json:"app"`
-	Release        string    `json:"release"`
-	AdminAccountID string    `json:"adminAccountId"`
-	TokenHash      string    `json:"tokenHash"`
-	Settings       Settings  `json:"settings"`
-	SealedEnv      string    `json:"sealedEnv,omitempty"`
-	Created        time.Time `json:"created"`
+	ID             string   `json:"id"`
+	Domain         string   `json:"domain"`
+	App            string   `json:"app"`
+	Release        string   `json:"release"`
+	AdminAccountID string   `json:"adminAccountId"`
+	TokenHash      string   `json:"tokenHash"`
+	Settings       Settings `json:"settings"`
+	SealedEnv      string   `json:"sealedEnv,omitempty"`
+	// SealedSMTPPassword is Settings.SMTP.Password sealed (secrets.go).
+	SealedSMTPPassword string    `json:"sealedSmtpPassword,omitempty"`
+	Created            time.Time `json:"created"`
 }
 
 func docOf(inst *Instance) instanceDoc {
@@ -345,7 +347,7 @@ func (r *Directory) checkSpec(spec InstanceSpec) (string, error) {
 	for _, err := range []error{
 		checkDomain(domain), checkName("app", spec.App), checkName("release", spec.Release),
 		checkEnv(spec.Settings.Env), spec.Settings.CORS.check(), spec.Settings.checkShares(),
-		spec.Settings.checkIntrospection(), r.checkFunctionMemory(spec.Settings.FunctionMemory),
+		spec.Settings.checkMail(), spec.Settings.checkIntrospection(), r.checkFunctionMemory(spec.Settings.FunctionMemory),
 	} {
 		if err != nil {
 			return "", err

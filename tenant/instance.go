@@ -82,6 +82,15 @@ type Settings struct {
 	// IntrospectionAdmin (also ""), IntrospectionAccounts or
 	// IntrospectionAnyone.
 	Introspection string `json:"introspection"`
+	// SMTP is the instance's mail server (mail.go); nil: the instance
+	// sends no mail (a reset or verification request is refused).
+	SMTP *SMTP `json:"smtp"`
+	// MailTemplates are the instance's own texts of the messages it
+	// sends, by name (MailMessages); absent ones are the defaults.
+	MailTemplates map[string]MailTemplate `json:"mailTemplates"`
+	// RequireEmailVerification refuses logins of accounts whose e-mail
+	// address is not verified.
+	RequireEmailVerification bool `json:"requireEmailVerification"`
 }
 
 // The values of Settings.Introspection.
@@ -340,6 +349,7 @@ func (s Settings) clone() Settings {
 		r := *s.RateLimit
 		s.RateLimit = &r
 	}
+	s.cloneMail()
 	return s
 }
 
@@ -378,6 +388,8 @@ func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 				out.RateLimit = nil
 			case "quota":
 				out.Quota = Quota{}
+			case "smtp":
+				out.SMTP = nil
 			}
 		}
 	}
@@ -407,6 +419,9 @@ func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 		return s, err
 	}
 	if err := out.checkIntrospection(); err != nil {
+		return s, err
+	}
+	if err := out.checkMail(); err != nil {
 		return s, err
 	}
 	return out, nil

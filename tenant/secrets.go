@@ -31,7 +31,11 @@ func envAAD(instanceID string) string { return "core instance env\x00" + instanc
 // encodeInstance returns the stored form of an instance: its env sealed
 // (when the directory has a sealer), never in clear.
 func (r *Directory) encodeInstance(d instanceDoc) ([]byte, error) {
-	d.SealedEnv = ""
+	d.SealedEnv, d.SealedSMTPPassword = "", ""
+	d.Settings = d.Settings.clone()
+	if m := d.Settings.SMTP; r.sealer != nil && m != nil && m.Password != "" {
+		m.Password, d.SealedSMTPPassword = "", r.sealer.Seal([]byte(m.Password), smtpAAD(d.ID))
+	}
 	if r.sealer != nil && len(d.Settings.Env) > 0 {
 		env, err := json.Marshal(d.Settings.Env)
 		if err != nil {
@@ -54,8 +58,12 @@ func (r *Directory) decodeInstance(key string, raw []byte) (d instanceDoc, stale
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return d, false, fmt.Errorf("tenant: instance %s: decoding: %w", key, err)
 	}
+	smtpStale, err := r.openSMTPPassword(key, &d)
+	if err != nil {
+		return d, false, err
+	}
 	if d.SealedEnv == "" {
-		return d, r.sealer != nil && len(d.Settings.Env) > 0, nil
+		return d, smtpStale || r.sealer != nil && len(d.Settings.Env) > 0, nil
 	}
 	if r.sealer == nil {
 		return d, false, fmt.Errorf("tenant: instance %s: its env is sealed, and the directory has no keys to open it", key)
@@ -69,7 +77,28 @@ func (r *Directory) decodeInstance(key string, raw []byte) (d instanceDoc, stale
 		return d, false, fmt.Errorf("tenant: instance %s: decoding its env: %w", key, err)
 	}
 	d.Settings.Env, d.SealedEnv = env, ""
-	return d, !current, nil
+	return d, !current || smtpStale, nil
+}
+
+// smtpAAD binds a sealed SMTP password to its instance and field.
+func smtpAAD(instanceID string) string { return "core instance smtp password\x00" + instanceID }
+
+// openSMTPPassword puts the opened SMTP password of a stored instance
+// into its settings; stale as decodeInstance's.
+func (r *Directory) openSMTPPassword(key string, d *instanceDoc) (stale bool, err error) {
+	m := d.Settings.SMTP
+	if d.SealedSMTPPassword == "" || m == nil {
+		return r.sealer != nil && m != nil && m.Password != "", nil
+	}
+	if r.sealer == nil {
+		return false, fmt.Errorf("tenant: instance %s: its smtp password is sealed, and the directory has no keys to open it", key)
+	}
+	plain, current, err := r.sealer.Open(d.SealedSMTPPassword, smtpAAD(d.ID))
+	if err != nil {
+		return false, fmt.Errorf("tenant: instance %s: opening its smtp password (restore the key file that sealed it): %w", key, err)
+	}
+	m.Password, d.SealedSMTPPassword = string(plain), ""
+	return !current, nil
 }
 
 // Reseal stores again every instance whose env is stale (decodeInstance:

@@ -25,6 +25,7 @@ import (
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
 	"github.com/corehq/core/keyring"
+	"github.com/corehq/core/mail"
 	"github.com/corehq/core/metrics"
 	"github.com/corehq/core/oci"
 	"github.com/corehq/core/server"
@@ -274,8 +275,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			log.Warn("flushing usage counts failed", zap.Error(err))
 		}
 	}() // before the store closes, after the requests
+	// The accounts' mail waits in an outbox in the store (sealed), sent
+	// by every process's worker, each message by one (mail.Worker).
+	outbox := mail.NewOutbox(dataStore, keys)
+	reg.OnDelete(outbox.Drop)
 	engine := gql.NewEngine(gcfg, dataStore, reg, accounts, log, gql.WithFunctions(calls), gql.WithFunctionLog(fns.logs),
-		gql.WithRateShare(peers.Count), gql.WithMeter(meter))
+		gql.WithRateShare(peers.Count), gql.WithMeter(meter), gql.WithMail(outbox))
 	backups, every, err := openBackups(f, st)
 	if err != nil {
 		return err
@@ -322,6 +327,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		go failures.SweepEvery(sctx, time.Minute, func(err error) { log.Warn("sweeping failed logins failed", zap.Error(err)) })
 	}
 	go meter.Run(sctx, func(err error) { log.Warn("flushing usage counts failed", zap.Error(err)) })
+	go mail.NewWorker(mail.DefaultConfig(), outbox, reg.Instances).Run(sctx, func(err error) { log.Warn("sending mail failed", zap.Error(err)) })
 	// The key file is read again when it changes (cored keys rotate,
 	// retire): new sessions are signed with its active key, and what the
 	// store keeps sealed is sealed again with it.

@@ -28,6 +28,7 @@ import (
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
 	"github.com/corehq/core/keyring"
+	"github.com/corehq/core/mail"
 	"github.com/corehq/core/metrics"
 	"github.com/corehq/core/oci"
 	"github.com/corehq/core/server"
@@ -64,6 +65,8 @@ type Env struct {
 	Images *oci.Registry
 	// Client is the HTTP client the helpers use.
 	Client *http.Client
+	// Outbox holds the mail the server sends (MailConfig's worker).
+	Outbox *mail.Outbox
 	// Meter counts the instances' requests and function calls, flushed
 	// into the store every 2 s and when the server stops.
 	Meter *tenant.Meter
@@ -72,10 +75,24 @@ type Env struct {
 	stops    []func() // run in reverse by Stop
 }
 
+// MailConfig is how a test server sends mail: the outbox read every
+// 200 ms, a failed attempt retried after 300 ms, doubling to 2 s.
+func MailConfig() mail.Config {
+	c := mail.DefaultConfig()
+	c.Interval, c.Backoff, c.MaxBackoff, c.MaxAttempts = 200*time.Millisecond, 300*time.Millisecond, 2*time.Second, 100
+	return c
+}
+
+// WithMailConfig sends mail with cfg.
+func WithMailConfig(cfg mail.Config) Option {
+	return func(o *options) { o.mailCfg = cfg }
+}
+
 // Option changes how Start builds the server.
 type Option func(*options)
 
 type options struct {
+	mailCfg   mail.Config
 	cfg       server.Config
 	gqlCfg    gql.Config
 	logger    *zap.Logger
@@ -188,6 +205,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 		logger:    zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
 		syncEvery: 500 * time.Millisecond,
 		fnCfg:     fn.DefaultConfig(),
+		mailCfg:   MailConfig(),
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -275,8 +293,19 @@ func Start(t testing.TB, opts ...Option) *Env {
 			t.Errorf("servertest: flushing the usage counts: %v", err)
 		}
 	})
+	// Mail goes out as cored's does, sooner: the tests wait for it.
+	outbox := mail.NewOutbox(dataStore, keys)
+	reg.OnDelete(outbox.Drop)
+	worker := mail.NewWorker(o.mailCfg, outbox, reg.Instances)
+	mailCtx, stopMail := context.WithCancel(context.Background())
+	mailed := make(chan struct{})
+	go func() {
+		defer close(mailed)
+		worker.Run(mailCtx, func(err error) { o.logger.Warn("sending mail failed", zap.Error(err)) })
+	}()
+	stops = append(stops, func() { stopMail(); <-mailed })
 	engine := gql.NewEngine(o.gqlCfg, dataStore, reg, accounts, o.logger, gql.WithFunctions(functions), gql.WithFunctionLog(logs),
-		gql.WithMeter(meter))
+		gql.WithMeter(meter), gql.WithMail(outbox))
 	srv := server.New(o.cfg, o.logger, st, reg, engine, append(serverOpts, o.server...)...)
 	hs := httptest.NewServer(srv.Handler())
 	stops = append(stops, hs.Close)
@@ -286,7 +315,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 		stops = append(stops, chs.Close)
 		consoleURL = chs.URL
 	}
-	e := &Env{t: t, URL: hs.URL, ConsoleURL: consoleURL, Store: st, Directory: reg, Engine: engine, Accounts: accounts, Server: srv, Client: hs.Client(),
+	e := &Env{t: t, URL: hs.URL, Outbox: outbox, ConsoleURL: consoleURL, Store: st, Directory: reg, Engine: engine, Accounts: accounts, Server: srv, Client: hs.Client(),
 		Packages: packages, Logs: logs, Functions: runtime, Images: imgs, Meter: meter, stops: stops}
 	t.Cleanup(e.Stop) // runs before the store closes
 	return e

@@ -1,0 +1,222 @@
+package gql_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corehq/core/internal/mailtest"
+	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/store/mongo/mongotest"
+	"github.com/corehq/core/tenant"
+)
+
+// mailInstance makes instance domain (app notes) on env, sending through
+// the mail server at addr with tls "none".
+func mailInstance(t *testing.T, env *servertest.Env, domain, addr string) string {
+	t.Helper()
+	env.PutRelease("notes", "v1", "type Note { text: String }")
+	token := env.CreateInstance(domain, "notes", "v1", tenant.Settings{})
+	host, port, _ := strings.Cut(addr, ":")
+	st, body := env.Admin(http.MethodPatch, "/instances/"+domain, map[string]any{"smtp": map[string]any{
+		"host": host, "port": atoi(t, port), "tls": "none", "from": "Notes <notes@example.com>"}})
+	if st != http.StatusOK {
+		t.Fatalf("setting smtp: %d %s", st, dump(body))
+	}
+	return token
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// outbox returns the instance's messages as the admin API shows them.
+func outbox(t *testing.T, env *servertest.Env, domain string) []map[string]any {
+	t.Helper()
+	st, body := env.Admin(http.MethodGet, "/instances/"+domain+"/outbox", nil)
+	if st != http.StatusOK {
+		t.Fatalf("outbox: %d %s", st, dump(body))
+	}
+	var out []map[string]any
+	for _, m := range body["messages"].([]any) {
+		out = append(out, m.(map[string]any))
+	}
+	return out
+}
+
+// waitOutbox polls the outbox (for a generous minute) until ok holds.
+func waitOutbox(t *testing.T, env *servertest.Env, domain, what string, ok func([]map[string]any) bool) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ms := outbox(t, env, domain)
+		if ok(ms) {
+			return ms
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the outbox never showed %s: %s", what, dump(ms))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func sendTest(t *testing.T, env *servertest.Env, domain, to string) string {
+	t.Helper()
+	st, body := env.Admin(http.MethodPost, "/instances/"+domain+"/mail/test", map[string]any{"to": to})
+	if st != http.StatusAccepted {
+		t.Fatalf("test message: %d %s", st, dump(body))
+	}
+	return body["id"].(string)
+}
+
+// TestMailSettings: the smtp password is write-only (shown as
+// passwordSet, kept sealed in the store, kept when other fields change);
+// bad settings and templates are refused naming the problem.
+func TestMailSettings(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	mailInstance(t, env, "settings.test", "127.0.0.1:2525")
+	const secret = "smtp-password-not-in-clear"
+	st, body := env.Admin(http.MethodPatch, "/instances/settings.test", map[string]any{"smtp": map[string]any{"username": "notes", "password": secret}})
+	if st != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", st, dump(body))
+	}
+	st, body = env.Admin(http.MethodPatch, "/instances/settings.test", map[string]any{"smtp": map[string]any{"port": 2526}})
+	if st != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", st, dump(body))
+	}
+	_, body = env.Admin(http.MethodGet, "/instances/settings.test", nil)
+	smtp := body["smtp"].(map[string]any)
+	if smtp["password"] != nil || smtp["passwordSet"] != true || smtp["port"] != 2526.0 || smtp["username"] != "notes" {
+		t.Errorf("smtp shown as %v; want no password, passwordSet, port 2526, username notes", smtp)
+	}
+	if strings.Contains(dump(body), secret) {
+		t.Error("the admin API shows the smtp password")
+	}
+	inst, _ := env.Directory.Lookup("settings.test")
+	if inst.Settings.SMTP.Password != secret {
+		t.Error("the smtp password was not kept across a change of the port")
+	}
+	docs, err := env.Store.ListDocs(t.Context(), "instance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if strings.Contains(string(d), secret) {
+			t.Error("the store keeps the smtp password in clear")
+		}
+	}
+	for _, c := range []struct {
+		patch map[string]any
+		want  string
+	}{
+		{map[string]any{"smtp": map[string]any{"tls": "ssl"}}, "smtp.tls"},
+		{map[string]any{"smtp": map[string]any{"from": "nobody"}}, "smtp.from"},
+		{map[string]any{"smtp": map[string]any{"host": "smtp://x"}}, "smtp.host"},
+		{map[string]any{"mailTemplates": map[string]any{"passwordReset": map[string]any{"text": "{{.Code"}}}, "mailTemplates.passwordReset"},
+		{map[string]any{"mailTemplates": map[string]any{"passwordReset": map[string]any{"text": "{{range 1000000000}}{{end}}"}}}, "range"},
+		{map[string]any{"mailTemplates": map[string]any{"welcome": map[string]any{"text": "hi"}}}, "welcome"},
+	} {
+		st, body := env.Admin(http.MethodPatch, "/instances/settings.test", c.patch)
+		if msg, _ := servertest.FirstError(body); st != http.StatusBadRequest || !strings.Contains(msg, c.want) {
+			t.Errorf("PATCH %v: %d %q; want 400 naming %s", c.patch, st, msg, c.want)
+		}
+	}
+	st, body = env.Admin(http.MethodPost, "/instances/settings.test/mail/preview", map[string]any{"name": "passwordReset",
+		"template": map[string]any{"subject": "Code for {{.App}}"}})
+	if st != http.StatusOK || body["subject"] != "Code for notes" || !strings.Contains(body["text"].(string), "SAMPLE-CODE") {
+		t.Errorf("preview: %d %s", st, dump(body))
+	}
+}
+
+// TestMailServerDownThenUp: a message queued while the instance's mail
+// server is down is retried (the outbox shows the attempts and the last
+// error) and delivered once after the server comes up.
+func TestMailServerDownThenUp(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	addr := mailtest.FreeAddr(t)
+	mailInstance(t, env, "down.test", addr)
+	id := sendTest(t, env, "down.test", "ada@example.com")
+	waitOutbox(t, env, "down.test", "a failed attempt", func(ms []map[string]any) bool {
+		return len(ms) == 1 && ms[0]["id"] == id && ms[0]["status"] == "queued" && ms[0]["attempts"].(float64) >= 2 &&
+			strings.Contains(ms[0]["lastError"].(string), "dial")
+	})
+	sink := mailtest.Start(t, addr)
+	got := sink.Wait(t, 1)
+	if got[0].To != "[<ada@example.com>]" && got[0].To != "[ada@example.com]" || !strings.Contains(got[0].Text, "The mail settings of down.test work.") {
+		t.Errorf("delivered %+v", got[0])
+	}
+	waitOutbox(t, env, "down.test", "the message sent", func(ms []map[string]any) bool {
+		return ms[0]["status"] == "sent" && ms[0]["lastError"] == nil
+	})
+	// A second message is a barrier: once it is delivered, the worker
+	// has passed over the first again.
+	sendTest(t, env, "down.test", "bob@example.com")
+	got = sink.Wait(t, 2)
+	waitOutbox(t, env, "down.test", "both sent", func(ms []map[string]any) bool {
+		return len(ms) == 2 && ms[1]["status"] == "sent"
+	})
+	if got = sink.Messages(t); len(got) != 2 || !strings.Contains(got[1].To, "bob@example.com") {
+		t.Errorf("delivered %d messages, want the first once and then the second: %+v", len(got), got)
+	}
+}
+
+// TestMailTwoProcessesSendOnce: two servers on one store, each with its
+// own worker, send each message of the shared outbox once: on MongoDB as
+// two processes (a store handle each), on bolt two workers on one file.
+func TestMailTwoProcessesSendOnce(t *testing.T) {
+	t.Parallel()
+	var a, b *servertest.Env
+	if servertest.Kind() == servertest.KindMongo {
+		stores := mongotest.Shared(t, 2)
+		a = servertest.Start(t, servertest.WithStore(stores[0]))
+		b = servertest.Start(t, servertest.WithStore(stores[1]))
+	} else {
+		a = servertest.Start(t)
+		b = servertest.Start(t, servertest.WithStore(a.Store))
+	}
+	sink := mailtest.Start(t, "127.0.0.1:0")
+	mailInstance(t, a, "twice.test", fmt.Sprintf("%s:%d", sink.Host, sink.Port))
+	deadline := time.Now().Add(time.Minute)
+	for inst, ok := b.Directory.Lookup("twice.test"); !ok || inst.Settings.SMTP == nil; inst, ok = b.Directory.Lookup("twice.test") {
+		if time.Now().After(deadline) {
+			t.Fatal("the second process never saw the instance's smtp setting")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	const n = 20
+	for i := range n {
+		env := a
+		if i%2 == 1 {
+			env = b
+		}
+		sendTest(t, env, "twice.test", fmt.Sprintf("user%d@example.com", i))
+	}
+	sink.Wait(t, n)
+	waitOutbox(t, a, "twice.test", "every message sent", func(ms []map[string]any) bool {
+		for _, m := range ms {
+			if m["status"] != "sent" {
+				return false
+			}
+		}
+		return len(ms) == n
+	})
+	sendTest(t, b, "twice.test", "barrier@example.com")
+	sendTest(t, a, "twice.test", "barrier2@example.com")
+	got := sink.Wait(t, n+2)
+	seen := map[string]int{}
+	for _, m := range sink.Messages(t) {
+		seen[m.To]++
+	}
+	if len(got) != n+2 || len(seen) != n+2 {
+		t.Errorf("delivered %d messages to %d addresses, want %d once each: %v", len(got), len(seen), n+2, seen)
+	}
+}
