@@ -80,8 +80,10 @@ func selectedRoots(doc *ast.Document, op *ast.OperationDefinition) []*ast.Field 
 // anonymousField reports whether an anonymous caller may call a root field.
 func anonymousField(name string, roots []*schema.Field, inst *tenant.Instance) bool {
 	switch name {
-	case "login", "loginByEmail", "__typename":
+	case "login", "loginByEmail", "__typename", "resetPassword":
 		return true
+	case "requestPasswordReset":
+		return inst.Settings.AnonymousRequests
 	case "createAccount":
 		return inst.Settings.AnonymousRegistration
 	case "__schema", "__type", "get", "find", "subscribe", "upsert", "delete", "trash", "untrash", "link", "unlink":

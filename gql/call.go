@@ -10,6 +10,7 @@ import (
 	"github.com/corehq/core/access"
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/fn"
+	"github.com/corehq/core/mail"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
 )
@@ -40,6 +41,8 @@ type Env struct {
 	// functionErr, when set, receives the error of the first function
 	// call of the request that fails (RunWebhook classifies it).
 	functionErr *error
+	// outbox queues the mail the request sends; nil: none is sent.
+	outbox *mail.Outbox
 	// grants are the instances' grants; nil reads as none.
 	grants *access.Cache
 	// meter counts function calls and holds the functionCallsPerDay

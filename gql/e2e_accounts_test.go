@@ -12,9 +12,10 @@ import (
 )
 
 const (
-	createAccountDoc = `mutation($v: AccountInput!) { createAccount(value: $v) { id createdBy } }`
-	loginDoc         = `query($u: String!, $p: String!) { login(username: $u, password: $p) { core sessionToken sessionExpires errorCode errorMsg } }`
-	loginByEmailDoc  = `query($e: String!, $p: String!) { loginByEmail(email: $e, password: $p) { core sessionToken sessionExpires errorCode errorMsg } }`
+	createAccountDoc  = `mutation($v: AccountInput!) { createAccount(value: $v) { id createdBy } }`
+	loginDoc          = `query($u: String!, $p: String!) { login(username: $u, password: $p) { core sessionToken sessionExpires errorCode errorMsg } }`
+	changePasswordDoc = `mutation($c: String!, $n: String!) { changePassword(currentPassword: $c, newPassword: $n) }`
+	loginByEmailDoc   = `query($e: String!, $p: String!) { loginByEmail(email: $e, password: $p) { core sessionToken sessionExpires errorCode errorMsg } }`
 )
 
 // newAccount creates an account with the instance token and returns its id.
@@ -181,10 +182,21 @@ func TestSessionTokens(t *testing.T) {
 		}
 	}
 
-	// A password change keeps the session that made it and revokes the others.
+	// A password change keeps the session that made it and revokes the
+	// others; it needs the current password (a session's upsert of its
+	// password is refused).
 	other := c.login("ada", "correct horse battery")
 	id := path(ada.data(`{ find(type: Account, arcql: "*") { edges { cursor } } }`, nil), "find", "edges", 0, "cursor").(string)
-	ada.data(upsertDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": id}, "password": map[string]any{"value": "new horse battery"}}}})
+	if _, msg, code := ada.fail(upsertDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": id}, "password": map[string]any{"value": "new horse battery"}}}}); code != "FORBIDDEN" || !strings.Contains(msg, "changePassword") {
+		t.Errorf("a session's upsert of its password: %s %q, want FORBIDDEN naming changePassword", code, msg)
+	}
+	if _, msg, code := ada.fail(changePasswordDoc, map[string]any{"c": "wrong horse battery", "n": "new horse battery"}); code != "FORBIDDEN" || !strings.Contains(msg, "current password") {
+		t.Errorf("changePassword with a wrong current password: %s %q, want FORBIDDEN", code, msg)
+	}
+	if status, _ := other.do(get, nil); status != 200 {
+		t.Errorf("another session after a refused password change: %d, want 200", status)
+	}
+	ada.data(changePasswordDoc, map[string]any{"c": "correct horse battery", "n": "new horse battery"})
 	if status, _ := ada.do(get, nil); status != 200 {
 		t.Errorf("the session that changed the password: %d, want 200", status)
 	}

@@ -3,6 +3,7 @@ package gql_test
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +219,132 @@ func TestMailTwoProcessesSendOnce(t *testing.T) {
 	}
 	if len(got) != n+2 || len(seen) != n+2 {
 		t.Errorf("delivered %d messages to %d addresses, want %d once each: %v", len(got), len(seen), n+2, seen)
+	}
+}
+
+const (
+	requestResetDoc = `mutation($e: String!) { requestPasswordReset(email: $e) }`
+	resetDoc        = `mutation($c: String!, $p: String!) { resetPassword(code: $c, password: $p) }`
+)
+
+// mailBookstore starts a server with instance books.test sending through
+// a started smtpsink, anonymous requests on.
+func mailBookstore(t *testing.T) (*client, *mailtest.Sink) {
+	t.Helper()
+	c := newBookstore(t)
+	sink := mailtest.Start(t, "127.0.0.1:0")
+	st, body := c.env.Admin(http.MethodPatch, "/instances/books.test", map[string]any{"anonymousRequests": true, "smtp": map[string]any{
+		"host": sink.Host, "port": sink.Port, "tls": "none", "from": "Books <books@example.com>"}})
+	if st != http.StatusOK {
+		t.Fatalf("setting smtp: %d %s", st, dump(body))
+	}
+	return c, sink
+}
+
+var codeLine = regexp.MustCompile(`Your code: (\S+)`)
+
+// resetCode returns the code of a delivered password reset message.
+func resetCode(t *testing.T, m mailtest.Message) string {
+	t.Helper()
+	got := codeLine.FindStringSubmatch(m.Text)
+	if got == nil {
+		t.Fatalf("no code in the message %q", m.Text)
+	}
+	return got[1]
+}
+
+// TestPasswordReset drives a reset from request to new password through
+// a real mail server: the same answer for a known and an unknown address,
+// the code read from the delivered message (130 bits, kept only hashed),
+// a wrong code refused, the right one setting the password through POST
+// /email/reset/{domain} and ending every session, the code refused when
+// used again and once expired.
+func TestPasswordReset(t *testing.T) {
+	t.Parallel()
+	c, sink := mailBookstore(t)
+	c.newAccount("ada", "ada@example.com", "correct horse battery")
+	s1, s2 := c.login("ada", "correct horse battery"), c.login("ada", "correct horse battery")
+	anon := &client{t: t, env: c.env, domain: c.domain}
+
+	_, known := anon.do(requestResetDoc, map[string]any{"e": "ada@example.com"})
+	_, unknown := anon.do(requestResetDoc, map[string]any{"e": "nobody@example.com"})
+	if dump(known) != dump(unknown) || path(known, "data", "requestPasswordReset") != true {
+		t.Errorf("a known address answered %s, an unknown one %s; want the same true", dump(known), dump(unknown))
+	}
+	msgs := sink.Wait(t, 1)
+	code := resetCode(t, msgs[0])
+	if !strings.Contains(msgs[0].To, "ada@example.com") || len(code) < 26 {
+		t.Errorf("delivered to %s the code %q; want ada's, at least 26 base32 characters (128 bits)", msgs[0].To, code)
+	}
+	for _, kind := range []string{"password-reset", "mail-outbox"} {
+		docs, err := c.env.Store.ListDocs(t.Context(), kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, d := range docs {
+			if strings.Contains(k+string(d), code) {
+				t.Errorf("the store keeps the reset code in clear (%s %s)", kind, k)
+			}
+		}
+	}
+
+	post := func(body any) (int, map[string]any) {
+		return c.env.Do(http.MethodPost, "/email/reset/books.test", nil, body)
+	}
+	if st, body := post(map[string]any{"code": "not-the-code", "password": "new horse battery"}); st != http.StatusBadRequest {
+		t.Errorf("a wrong code: %d %s, want 400", st, dump(body))
+	}
+	if st, body := post(map[string]any{"code": code, "password": "short"}); st != http.StatusBadRequest {
+		t.Errorf("a short password: %d %s, want 400", st, dump(body))
+	}
+	if st, body := post(map[string]any{"code": code, "password": "new horse battery"}); st != http.StatusOK || body["reset"] != true {
+		t.Fatalf("the code from the message: %d %s, want 200", st, dump(body))
+	}
+	for i, s := range []*client{s1, s2} {
+		if st, _ := s.do(`{ find(type: Book, arcql: "*") { edges { cursor } } }`, nil); st != http.StatusUnauthorized {
+			t.Errorf("session %d after the reset: %d, want 401", i+1, st)
+		}
+	}
+	if _, body := anon.do(loginDoc, map[string]any{"u": "ada", "p": "correct horse battery"}); path(body, "data", "login", "errorCode") != "INVALID_CREDENTIALS" {
+		t.Errorf("the old password after the reset: %s", dump(body))
+	}
+	c.login("ada", "new horse battery")
+	if st, msg, code := anon.fail(resetDoc, map[string]any{"c": code, "p": "third horse battery"}); st != http.StatusOK || code != "BAD_REQUEST" || !strings.Contains(msg, "used or expired") {
+		t.Errorf("the code used again: %d %s %q", st, code, msg)
+	}
+
+	// A code past its 30 minutes is refused, and changes nothing.
+	anon.data(requestResetDoc, map[string]any{"e": "ada@example.com"})
+	late := resetCode(t, sink.Wait(t, 2)[1])
+	c.env.Accounts.Shift(31 * time.Minute)
+	if _, msg, code := anon.fail(resetDoc, map[string]any{"c": late, "p": "third horse battery"}); code != "BAD_REQUEST" || !strings.Contains(msg, "expired") {
+		t.Errorf("an expired code: %s %q", code, msg)
+	}
+	c.login("ada", "new horse battery")
+	for _, m := range sink.Messages(t) {
+		if !strings.Contains(m.To, "ada@example.com") {
+			t.Errorf("a message went to %s: only ada has an account", m.To)
+		}
+	}
+}
+
+// TestPasswordResetThrottled: requests for one address are throttled
+// (429 with retryAfter) before any lookup, known or not.
+func TestPasswordResetThrottled(t *testing.T) {
+	t.Parallel()
+	c, _ := mailBookstore(t)
+	anon := &client{t: t, env: c.env, domain: c.domain}
+	limited := 0
+	for range 12 {
+		st, body := anon.do(requestResetDoc, map[string]any{"e": "nobody@example.com"})
+		if _, code := servertest.FirstError(body); code == "RATE_LIMITED" {
+			limited++
+			if st != http.StatusTooManyRequests && st != http.StatusOK {
+				t.Errorf("a throttled request answered %d", st)
+			}
+		}
+	}
+	if limited == 0 {
+		t.Error("12 reset requests for one address in a row were never throttled")
 	}
 }

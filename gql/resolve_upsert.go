@@ -462,6 +462,10 @@ func (u *upserter) mayWrite(t *schema.Type, id string, obj map[string]any, path 
 			return errcode.New(errcode.Forbidden, "%s: Account.%s is set by the instance token only", path, name)
 		}
 	}
+	if _, ok := obj["password"]; ok {
+		// A stolen session must not become a stolen account.
+		return errcode.New(errcode.Forbidden, "%s: a session changes its password with changePassword(currentPassword, newPassword), or resetPassword with a code", path)
+	}
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package gql
 
 import (
+	"maps"
+
 	"github.com/graphql-go/graphql"
 
 	"github.com/corehq/core/schema"
@@ -113,6 +115,7 @@ func (b *builder) mutationFields() graphql.Fields {
 			Resolve:     resolveLogout,
 		},
 	}
+	maps.Copy(fields, passwordRoots())
 	for _, f := range b.m.Mutations {
 		fields[f.Name] = b.userRoot(f)
 	}

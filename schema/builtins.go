@@ -160,7 +160,8 @@ var graphQLScalars = [...]string{"String", "Int", "Float", "Boolean", "ID"}
 func isBuiltinRootField(name string) bool {
 	switch name {
 	case "find", "get", "login", "loginByEmail", "aggregate",
-		"upsert", "delete", "trash", "untrash", "link", "unlink", "createAccount", "logout":
+		"upsert", "delete", "trash", "untrash", "link", "unlink", "createAccount", "logout",
+		"requestPasswordReset", "resetPassword", "changePassword":
 		return true
 	}
 	return false

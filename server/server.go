@@ -14,6 +14,7 @@ import (
 
 	"github.com/corehq/core/admin"
 	"github.com/corehq/core/console"
+	"github.com/corehq/core/email"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/gql"
 	"github.com/corehq/core/gql/transport"
@@ -168,6 +169,8 @@ func (s *Server) routes() {
 	wcfg := webhook.DefaultConfig()
 	wcfg.BodyLimit = s.cfg.BodyLimit
 	webhook.New(wcfg, s.engine).Register(e)
+	// /email/reset/{domain}: Hypi's e-mail routes, the instance in the path.
+	email.New(s.engine).Register(e)
 
 	// The web console: static files only, the same to everyone; the page
 	// calls the doors above with the tokens the person gives it. On a
