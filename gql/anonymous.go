@@ -80,9 +80,9 @@ func selectedRoots(doc *ast.Document, op *ast.OperationDefinition) []*ast.Field 
 // anonymousField reports whether an anonymous caller may call a root field.
 func anonymousField(name string, roots []*schema.Field, inst *tenant.Instance) bool {
 	switch name {
-	case "login", "loginByEmail", "__typename", "resetPassword":
+	case "login", "loginByEmail", "__typename", "resetPassword", "verifyEmail":
 		return true
-	case "requestPasswordReset":
+	case "requestPasswordReset", "requestEmailVerification":
 		return inst.Settings.AnonymousRequests
 	case "createAccount":
 		return inst.Settings.AnonymousRegistration

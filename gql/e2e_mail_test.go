@@ -276,7 +276,7 @@ func TestPasswordReset(t *testing.T) {
 	if !strings.Contains(msgs[0].To, "ada@example.com") || len(code) < 26 {
 		t.Errorf("delivered to %s the code %q; want ada's, at least 26 base32 characters (128 bits)", msgs[0].To, code)
 	}
-	for _, kind := range []string{"password-reset", "mail-outbox"} {
+	for _, kind := range []string{"code", "mail-outbox"} {
 		docs, err := c.env.Store.ListDocs(t.Context(), kind)
 		if err != nil {
 			t.Fatal(err)
@@ -313,8 +313,12 @@ func TestPasswordReset(t *testing.T) {
 		t.Errorf("the code used again: %d %s %q", st, code, msg)
 	}
 
-	// A code past its 30 minutes is refused, and changes nothing.
-	anon.data(requestResetDoc, map[string]any{"e": "ada@example.com"})
+	// A code past its 30 minutes is refused, and changes nothing. (Asked
+	// through REST, as any mutation may be.)
+	if st, body := c.env.Do(http.MethodPost, "/rest/v1/fn/mutation/requestPasswordReset", map[string]string{tenant.Header: c.domain},
+		map[string]any{"email": "ada@example.com"}); st != http.StatusOK || path(body, "data", "requestPasswordReset") != true {
+		t.Fatalf("requestPasswordReset through REST: %d %s", st, dump(body))
+	}
 	late := resetCode(t, sink.Wait(t, 2)[1])
 	c.env.Accounts.Shift(31 * time.Minute)
 	if _, msg, code := anon.fail(resetDoc, map[string]any{"c": late, "p": "third horse battery"}); code != "BAD_REQUEST" || !strings.Contains(msg, "expired") {
@@ -346,5 +350,57 @@ func TestPasswordResetThrottled(t *testing.T) {
 	}
 	if limited == 0 {
 		t.Error("12 reset requests for one address in a row were never throttled")
+	}
+}
+
+var linkLine = regexp.MustCompile(`https?://\S+/email/verify/\S+`)
+
+// verifyLink returns the link of a delivered verification message.
+func verifyLink(t *testing.T, m mailtest.Message) string {
+	t.Helper()
+	link := linkLine.FindString(m.Text)
+	if link == "" {
+		t.Fatalf("no link in the message %q", m.Text)
+	}
+	return link
+}
+
+// TestEmailVerification: under requireEmailVerification a new account is
+// sent a link and cannot log in (EMAIL_NOT_VERIFIED) until the link,
+// followed with a real HTTP client, verifies it; a link leads on only to
+// the instance's origins, and works once.
+func TestEmailVerification(t *testing.T) {
+	t.Parallel()
+	c, sink := mailBookstore(t)
+	st, body := c.env.Admin(http.MethodPatch, "/instances/books.test", map[string]any{"requireEmailVerification": true,
+		"publicUrl": c.env.URL, "cors": map[string]any{"allowedOrigins": []string{"https://app.example.com"}}})
+	if st != http.StatusOK {
+		t.Fatalf("settings: %d %s", st, dump(body))
+	}
+	c.newAccount("ada", "ada@example.com", "correct horse battery")
+	first := verifyLink(t, sink.Wait(t, 1)[0])
+	anon := &client{t: t, env: c.env, domain: c.domain}
+	if _, body := anon.do(loginDoc, map[string]any{"u": "ada", "p": "correct horse battery"}); path(body, "data", "login", "errorCode") != "EMAIL_NOT_VERIFIED" ||
+		path(body, "data", "login", "sessionToken") != nil {
+		t.Errorf("login before verification: %s", dump(body))
+	}
+	const verify = `mutation($e: String!, $r: String) { requestEmailVerification(email: $e, redirectTo: $r) }`
+	if _, msg, code := anon.fail(verify, map[string]any{"e": "ada@example.com", "r": "https://evil.example.com/welcome"}); code != "BAD_REQUEST" || !strings.Contains(msg, "origins") {
+		t.Errorf("a redirect off the instance's origins: %s %q", code, msg)
+	}
+	anon.data(verify, map[string]any{"e": "ada@example.com", "r": "https://app.example.com/welcome"})
+	second := verifyLink(t, sink.Wait(t, 2)[1])
+
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, out := servertest.Get(t, noFollow, second)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "https://app.example.com/welcome" {
+		t.Errorf("following the link: %d to %q: %s", res.StatusCode, res.Header.Get("Location"), out)
+	}
+	c.login("ada", "correct horse battery")
+	if res, out = servertest.Get(t, noFollow, second); res.StatusCode != http.StatusBadRequest || !strings.Contains(string(out), "used or expired") {
+		t.Errorf("the link followed again: %d %s", res.StatusCode, out)
+	}
+	if res, out = servertest.Get(t, noFollow, first); res.StatusCode != http.StatusOK || !strings.Contains(string(out), `"verified":true`) {
+		t.Errorf("the link sent on creation: %d %s", res.StatusCode, out)
 	}
 }

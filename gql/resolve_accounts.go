@@ -134,6 +134,9 @@ func resolveLogin(byEmail bool) graphql.FieldResolveFn {
 		if acct.Fields["enabled"] == false {
 			return &accessToken{errorCode: loginDisabled, errorMsg: "the account is disabled"}, nil
 		}
+		if c.Instance.Settings.RequireEmailVerification && acct.Fields["verified"] != true {
+			return &accessToken{errorCode: loginUnverified, errorMsg: "the account's e-mail address is not verified: follow the link sent to it"}, nil
+		}
 		if rehash {
 			// Parameters were raised since the hash was made: store a new
 			// one. The login succeeds whether or not this does.
@@ -224,5 +227,6 @@ func resolveCreateAccount(p graphql.ResolveParams) (any, error) {
 	if err != nil {
 		return nil, storeError(err)
 	}
+	verifyOnCreate(c, results[u.top[0]].Record)
 	return &meta{rec: results[u.top[0]].Record}, nil
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/graphql-go/graphql"
-	"go.uber.org/zap"
 
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
@@ -82,13 +81,7 @@ func resolveRequestPasswordReset(p graphql.ResolveParams) (any, error) {
 		return nil, errcode.New(errcode.BadRequest, "this instance sends no mail: its operator sets smtp first")
 	}
 	return throttled(p, "reset", strings.ToLower(email), true, func() (bool, error) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(p.Context), time.Minute)
-		go func() {
-			defer cancel()
-			if err := sendResetCode(ctx, c, email); err != nil {
-				c.log.Warn("sending a password reset code failed", zap.String("domain", c.Instance.Domain), zap.Error(err))
-			}
-		}()
+		sendLater(c, "password reset code", func(ctx context.Context) error { return sendResetCode(ctx, c, email) })
 		return true, nil
 	})
 }
@@ -100,7 +93,7 @@ func sendResetCode(ctx context.Context, c *call, email string) error {
 	if err != nil || acct == nil || acct.Fields["enabled"] == false {
 		return err
 	}
-	code, err := auth.IssueResetCode(ctx, c.Store, c.Instance.ID, acct.ID, c.Accounts.Now(), auth.DefaultResetLifetime)
+	code, err := auth.IssueCode(ctx, c.Store, auth.PurposeReset, c.Instance.ID, auth.Code{Account: acct.ID}, c.Accounts.Now(), auth.DefaultResetLifetime)
 	if err != nil {
 		return err
 	}
@@ -143,11 +136,11 @@ func resolveResetPassword(p graphql.ResolveParams) (any, error) {
 		if err != nil {
 			return true, err
 		}
-		id, err := auth.RedeemResetCode(p.Context, c.Store, c.Instance.ID, strings.TrimSpace(code), c.Accounts.Now())
+		rc, err := auth.RedeemCode(p.Context, c.Store, auth.PurposeReset, c.Instance.ID, strings.TrimSpace(code), c.Accounts.Now(), auth.ErrResetCode)
 		if err != nil {
 			return err != auth.ErrResetCode, err
 		}
-		return true, setPassword(p.Context, c, id, phc, "")
+		return true, setPassword(p.Context, c, rc.Account, phc, "")
 	})
 }
 

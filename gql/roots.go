@@ -116,6 +116,7 @@ func (b *builder) mutationFields() graphql.Fields {
 		},
 	}
 	maps.Copy(fields, passwordRoots())
+	maps.Copy(fields, verificationRoots())
 	for _, f := range b.m.Mutations {
 		fields[f.Name] = b.userRoot(f)
 	}

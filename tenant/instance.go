@@ -91,6 +91,9 @@ type Settings struct {
 	// RequireEmailVerification refuses logins of accounts whose e-mail
 	// address is not verified.
 	RequireEmailVerification bool `json:"requireEmailVerification"`
+	// PublicURL is where clients reach the service (https://api.example.com),
+	// the start of the links in the mail it sends; verification needs it.
+	PublicURL string `json:"publicUrl"`
 }
 
 // The values of Settings.Introspection.

@@ -5,6 +5,7 @@ import (
 	htmltemplate "html/template"
 	"maps"
 	"net/mail"
+	"net/url"
 	"slices"
 	"strings"
 	"text/template"
@@ -83,6 +84,12 @@ func (s Settings) checkMail() error {
 		}
 		if _, err := mail.ParseAddress(m.From); err != nil {
 			return errcode.Wrap(errcode.BadRequest, ErrInvalid, "smtp.from: %q is not an e-mail address (write ada@example.com or \"Books <ada@example.com>\")", m.From)
+		}
+	}
+	if s.PublicURL != "" {
+		u, err := url.Parse(s.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return errcode.Wrap(errcode.BadRequest, ErrInvalid, "publicUrl: %q is not where clients reach the service: write https://host[:port][/path]", s.PublicURL)
 		}
 	}
 	for name, t := range s.MailTemplates {
@@ -180,4 +187,16 @@ func hasRange(n parse.Node) bool {
 		return hasRange(n.List) || hasRange(n.ElseList)
 	}
 	return false
+}
+
+// AllowsRedirect reports whether a link the instance sends may lead to
+// target: a URL on one of the origins of cors.allowedOrigins ("*" allows
+// none: a redirect is allowed only to an origin named).
+func (s Settings) AllowsRedirect(target string) bool {
+	u, err := url.Parse(target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return false
+	}
+	origin := strings.ToLower(u.Scheme + "://" + u.Host)
+	return slices.Contains(s.CORS.AllowedOrigins, origin)
 }
