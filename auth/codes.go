@@ -44,9 +44,11 @@ type Code struct {
 	Account string `json:"account"`
 	// Email and RedirectTo: for a verification, the address it verifies
 	// and where the link leads after.
-	Email      string    `json:"email,omitempty"`
-	RedirectTo string    `json:"redirectTo,omitempty"`
-	Expires    time.Time `json:"expires"`
+	Email      string `json:"email,omitempty"`
+	RedirectTo string `json:"redirectTo,omitempty"`
+	// Change: the verified address replaces the account's addresses.
+	Change  bool      `json:"change,omitempty"`
+	Expires time.Time `json:"expires"`
 }
 
 func codeKey(purpose, inst, code string) string {

@@ -285,7 +285,10 @@ func TestOwnerRule(t *testing.T) {
 	}
 	// An account reads and updates its own Account, but not its flags,
 	// and no other account.
-	ada.data(upsertDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": adaID}, "emails": []any{"ada@example.com"}}}})
+	ada.data(upsertDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": adaID}, "username": "ada2"}}})
+	if _, msg, code := ada.fail(upsertDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": adaID}, "emails": []any{"ada@example.com"}}}}); code != "FORBIDDEN" || !strings.Contains(msg, "requestEmailChange") {
+		t.Errorf("ada sets her e-mail without verifying it: %s %q, want FORBIDDEN naming requestEmailChange", code, msg)
+	}
 	if _, _, code := ada.fail(upsertDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": adaID}, "verified": true}}}); code != "FORBIDDEN" {
 		t.Errorf("ada verifies herself: %s, want FORBIDDEN", code)
 	}

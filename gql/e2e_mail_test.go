@@ -403,4 +403,26 @@ func TestEmailVerification(t *testing.T) {
 	if res, out = servertest.Get(t, noFollow, first); res.StatusCode != http.StatusOK || !strings.Contains(string(out), `"verified":true`) {
 		t.Errorf("the link sent on creation: %d %s", res.StatusCode, out)
 	}
+
+	// A new address replaces the old only once its link is followed.
+	ada := c.login("ada", "correct horse battery")
+	ada.data(`mutation { requestEmailChange(email: "ada.new@example.com") }`, nil)
+	msgs := sink.Wait(t, 3)
+	if !strings.Contains(msgs[2].To, "ada.new@example.com") {
+		t.Fatalf("the change's link went to %s", msgs[2].To)
+	}
+	byEmail := func(email string) string {
+		_, body := anon.do(loginByEmailDoc, map[string]any{"e": email, "p": "correct horse battery"})
+		code, _ := path(body, "data", "loginByEmail", "errorCode").(string)
+		return code
+	}
+	if byEmail("ada.new@example.com") != "INVALID_CREDENTIALS" || byEmail("ada@example.com") != "" {
+		t.Error("the new address counts before its link is followed")
+	}
+	if res, out = servertest.Get(t, noFollow, verifyLink(t, msgs[2])); res.StatusCode != http.StatusOK {
+		t.Errorf("following the change's link: %d %s", res.StatusCode, out)
+	}
+	if byEmail("ada.new@example.com") != "" || byEmail("ada@example.com") != "INVALID_CREDENTIALS" {
+		t.Error("after the change's link, the new address does not replace the old")
+	}
 }

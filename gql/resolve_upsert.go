@@ -462,6 +462,9 @@ func (u *upserter) mayWrite(t *schema.Type, id string, obj map[string]any, path 
 			return errcode.New(errcode.Forbidden, "%s: Account.%s is set by the instance token only", path, name)
 		}
 	}
+	if _, ok := obj["emails"]; ok {
+		return errcode.New(errcode.Forbidden, "%s: a session changes its e-mail address with requestEmailChange(email, redirectTo): the new address replaces the old once verified", path)
+	}
 	if _, ok := obj["password"]; ok {
 		// A stolen session must not become a stolen account.
 		return errcode.New(errcode.Forbidden, "%s: a session changes its password with changePassword(currentPassword, newPassword), or resetPassword with a code", path)

@@ -2,6 +2,7 @@ package gql
 
 import (
 	"context"
+	mailaddr "net/mail"
 	"net/url"
 	"slices"
 	"strings"
@@ -30,6 +31,13 @@ func verificationRoots() graphql.Fields {
 				"redirectTo, on one of the instance's origins, is where the link leads after. The answer is true either way.",
 			Args:    graphql.FieldConfigArgument{"email": str, "redirectTo": &graphql.ArgumentConfig{Type: graphql.String}},
 			Resolve: resolveRequestEmailVerification,
+		},
+		"requestEmailChange": &graphql.Field{
+			Type: graphql.NewNonNull(graphql.Boolean),
+			Description: "Send a verification link to a new e-mail address of the caller's account; it replaces the account's " +
+				"addresses once the link is followed. redirectTo as for requestEmailVerification.",
+			Args:    graphql.FieldConfigArgument{"email": str, "redirectTo": &graphql.ArgumentConfig{Type: graphql.String}},
+			Resolve: resolveRequestEmailChange,
 		},
 		"verifyEmail": &graphql.Field{
 			Type:        graphql.String,
@@ -75,9 +83,32 @@ func resolveRequestEmailVerification(p graphql.ResolveParams) (any, error) {
 			if err != nil || acct == nil || c.Principal.Kind == auth.User && acct.ID != c.Principal.AccountID {
 				return err
 			}
-			return sendVerification(ctx, c, acct.ID, email, redirect)
+			return sendLink(ctx, c, auth.Code{Account: acct.ID, Email: email, RedirectTo: redirect})
 		})
 		return true, nil
+	})
+}
+
+// resolveRequestEmailChange sends a session's new address a link; the
+// account's addresses change only when it is followed (verifyEmail).
+func resolveRequestEmailChange(p graphql.ResolveParams) (any, error) {
+	c := callFrom(p.Context)
+	if c.Principal.Kind != auth.User {
+		return nil, errcode.New(errcode.BadRequest, "requestEmailChange needs a session token (the instance token sets addresses with upsert)")
+	}
+	email, _ := p.Args["email"].(string)
+	redirect, _ := p.Args["redirectTo"].(string)
+	if _, err := mailaddr.ParseAddress(email); err != nil || len(email) > 320 || strings.ContainsAny(email, "<>") {
+		return nil, errcode.New(errcode.BadRequest, "email: %q is not an e-mail address", email)
+	}
+	if redirect != "" && !c.Instance.Settings.AllowsRedirect(redirect) {
+		return nil, errcode.New(errcode.BadRequest, "redirectTo must be a URL on one of the instance's origins (cors.allowedOrigins)")
+	}
+	if err := canSendLinks(c); err != nil {
+		return nil, err
+	}
+	return throttled(p, "verify", c.Principal.AccountID, true, func() (bool, error) {
+		return true, sendLink(p.Context, c, auth.Code{Account: c.Principal.AccountID, Email: email, RedirectTo: redirect, Change: true})
 	})
 }
 
@@ -93,21 +124,20 @@ func sendLater(c *call, what string, send func(ctx context.Context) error) {
 	}()
 }
 
-// sendVerification queues a verification link of email for the account.
-func sendVerification(ctx context.Context, c *call, account, email, redirect string) error {
-	token, err := auth.IssueCode(ctx, c.Store, auth.PurposeVerify, c.Instance.ID,
-		auth.Code{Account: account, Email: email, RedirectTo: redirect}, c.Accounts.Now(), auth.DefaultVerifyLifetime)
+// sendLink queues a verification link of vc.Email for vc.Account.
+func sendLink(ctx context.Context, c *call, vc auth.Code) error {
+	token, err := auth.IssueCode(ctx, c.Store, auth.PurposeVerify, c.Instance.ID, vc, c.Accounts.Now(), auth.DefaultVerifyLifetime)
 	if err != nil {
 		return err
 	}
 	link := strings.TrimSuffix(c.Instance.Settings.PublicURL, "/") + "/email/verify/" + url.PathEscape(c.Instance.Domain) + "?token=" + url.QueryEscape(token)
 	content, err := mail.Render(c.Instance.Settings.MailTemplates, "emailVerification", mail.Vars{
-		App: c.Instance.App, Domain: c.Instance.Domain, Link: link, Account: email,
+		App: c.Instance.App, Domain: c.Instance.Domain, Link: link, Account: vc.Email,
 		Minutes: int(auth.DefaultVerifyLifetime / time.Minute)})
 	if err != nil {
 		return err
 	}
-	_, err = c.outbox.Enqueue(ctx, c.Instance.ID, "emailVerification", email, content)
+	_, err = c.outbox.Enqueue(ctx, c.Instance.ID, "emailVerification", vc.Email, content)
 	return err
 }
 
@@ -119,7 +149,7 @@ func verifyOnCreate(c *call, acct *store.Record) {
 		return
 	}
 	email, _ := emails[0].(string)
-	sendLater(c, "verification", func(ctx context.Context) error { return sendVerification(ctx, c, acct.ID, email, "") })
+	sendLater(c, "verification", func(ctx context.Context) error { return sendLink(ctx, c, auth.Code{Account: acct.ID, Email: email}) })
 }
 
 // resolveVerifyEmail uses a verification token: the account is marked
@@ -136,12 +166,14 @@ func resolveVerifyEmail(p graphql.ResolveParams) (any, error) {
 	if err != nil {
 		return nil, auth.ErrVerifyToken
 	}
-	emails, _ := acct.Fields["emails"].([]any)
-	if !slices.Contains(emails, any(vc.Email)) {
+	set := map[string]any{"verified": true}
+	if vc.Change {
+		set["emails"] = []any{vc.Email}
+	} else if emails, _ := acct.Fields["emails"].([]any); !slices.Contains(emails, any(vc.Email)) {
 		return nil, auth.ErrVerifyToken
 	}
 	if _, err := c.writeWithin(p.Context, []store.Op{{Kind: store.OpUpsert, Type: "Account", ID: acct.ID, Now: c.now,
-		Set: map[string]any{"verified": true}}}, store.Quota{}); err != nil {
+		Set: set}}, store.Quota{}); err != nil {
 		return nil, storeError(err)
 	}
 	if vc.RedirectTo != "" && c.Instance.Settings.AllowsRedirect(vc.RedirectTo) {

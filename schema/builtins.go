@@ -161,7 +161,7 @@ func isBuiltinRootField(name string) bool {
 	switch name {
 	case "find", "get", "login", "loginByEmail", "aggregate",
 		"upsert", "delete", "trash", "untrash", "link", "unlink", "createAccount", "logout",
-		"requestPasswordReset", "resetPassword", "changePassword", "requestEmailVerification", "verifyEmail":
+		"requestPasswordReset", "resetPassword", "changePassword", "requestEmailVerification", "requestEmailChange", "verifyEmail":
 		return true
 	}
 	return false
