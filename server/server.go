@@ -15,6 +15,7 @@ import (
 	"github.com/corehq/core/admin"
 	"github.com/corehq/core/console"
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/files"
 	"github.com/corehq/core/gql"
 	"github.com/corehq/core/gql/transport"
 	"github.com/corehq/core/metrics"
@@ -161,6 +162,8 @@ func (s *Server) routes() {
 	wcfg := webhook.DefaultConfig()
 	wcfg.BodyLimit = s.cfg.BodyLimit
 	webhook.New(wcfg, s.engine).Register(e)
+	// Uploads name their instance in core-domain, downloads in the path.
+	files.New(s.engine).Register(e)
 
 	// The web console: static files only, the same to everyone; the page
 	// calls the doors above with the tokens the person gives it. On a
@@ -212,7 +215,7 @@ func (s *Server) consoleRoutes() {
 func (s *Server) deadline(d time.Duration) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if d <= 0 || s.isRegistry(c.Request().URL.Path) {
+			if d <= 0 || s.isRegistry(c.Request().URL.Path) || isFiles(c.Request().URL.Path) {
 				return next(c)
 			}
 			dctx := withDeadline(c.Request().Context(), time.Now().Add(d))
@@ -235,14 +238,26 @@ func (s *Server) isRegistry(p string) bool {
 	return s.opts.images != nil && (p == "/v2" || strings.HasPrefix(p, "/v2/"))
 }
 
+// isFiles reports whether path is the files door's (files.Routes), whose
+// uploads the instances' maxFileSize bounds.
+func isFiles(p string) bool {
+	for _, r := range files.Routes {
+		if p == r || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // limitBody is the body limit of every request but the image registry's
-// (/v2/), whose layers are larger than any API call.
+// (/v2/), whose layers are larger than any API call, and the files
+// door's.
 func (s *Server) limitBody(limit int64) echo.MiddlewareFunc {
 	limited := limitBody(limit)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		withLimit := limited(next)
 		return func(c echo.Context) error {
-			if s.isRegistry(c.Request().URL.Path) {
+			if s.isRegistry(c.Request().URL.Path) || isFiles(c.Request().URL.Path) {
 				return next(c)
 			}
 			return withLimit(c)
