@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/corehq/core/store/mongo/mongotest"
@@ -57,43 +56,16 @@ func TestAcknowledgedUploadsSurviveKill(t *testing.T) {
 			// uploads are acknowledged, while the others are under way.
 			var mu sync.Mutex
 			acked := map[string]string{} // url.path → sha256
-			var count atomic.Int64
-			killed := make(chan struct{})
-			var once sync.Once
-			var wg sync.WaitGroup
-			for w := range 20 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := 0; ; i++ {
-						select {
-						case <-killed:
-							return
-						default:
-						}
-						content := bytes.Repeat([]byte(fmt.Sprintf("uploader %d file %d. ", w, i)), 3000)
-						path, sum, ok := tryUpload(p, token, content)
-						if !ok {
-							return // the process is gone
-						}
-						if path == "" {
-							continue
-						}
-						mu.Lock()
-						acked[path] = sum
-						mu.Unlock()
-						if count.Add(1) >= 60 {
-							once.Do(func() {
-								_ = p.cmd.Process.Kill() // SIGKILL
-								close(killed)
-							})
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			<-killed
-			p.stop()
+			untilKilled(p, 20, 60, func(w, i int) (answered, ack bool) {
+				content := bytes.Repeat([]byte(fmt.Sprintf("uploader %d file %d. ", w, i)), 3000)
+				path, sum, ok := tryUpload(p, token, content)
+				if ok && path != "" {
+					mu.Lock()
+					acked[path] = sum
+					mu.Unlock()
+				}
+				return ok, path != ""
+			})
 
 			q := startCoredArgs(t, args...)
 			mu.Lock()

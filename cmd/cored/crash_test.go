@@ -65,46 +65,23 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 			// acknowledged, while the writers go on.
 			var mu sync.Mutex
 			acked := map[string]string{} // id → text
-			var count atomic.Int64
-			killed := make(chan struct{})
-			var once sync.Once
-			var wg sync.WaitGroup
-			for w := range 8 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := 0; ; i++ {
-						select {
-						case <-killed:
-							return
-						default:
-						}
-						text := fmt.Sprintf("writer %d note %d", w, i)
-						code, out, ok := tryCall(p, h, map[string]any{"query": `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
-							"variables": map[string]any{"v": map[string]any{"Note": map[string]any{"text": text}}}})
-						if !ok {
-							return // the process is gone
-						}
-						up, _ := out["data"].(map[string]any)["upsert"].([]any)
-						if code != 200 || out["errors"] != nil || len(up) != 1 {
-							continue
-						}
-						id, _ := up[0].(map[string]any)["id"].(string)
-						mu.Lock()
-						acked[id] = text
-						mu.Unlock()
-						if count.Add(1) >= 200 {
-							once.Do(func() {
-								_ = p.cmd.Process.Kill() // SIGKILL
-								close(killed)
-							})
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			<-killed
-			p.stop()
+			untilKilled(p, 8, 200, func(w, i int) (answered, ack bool) {
+				text := fmt.Sprintf("writer %d note %d", w, i)
+				code, out, ok := tryCall(p, h, map[string]any{"query": `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
+					"variables": map[string]any{"v": map[string]any{"Note": map[string]any{"text": text}}}})
+				if !ok {
+					return false, false // the process is gone
+				}
+				up, _ := out["data"].(map[string]any)["upsert"].([]any)
+				if code != 200 || out["errors"] != nil || len(up) != 1 {
+					return true, false
+				}
+				id, _ := up[0].(map[string]any)["id"].(string)
+				mu.Lock()
+				acked[id] = text
+				mu.Unlock()
+				return true, true
+			})
 
 			q := startCoredArgs(t, args...)
 			found := map[string]string{}
@@ -139,6 +116,44 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 			t.Logf("%d writes acknowledged before the kill, %d records after the restart", len(acked), len(found))
 		})
 	}
+}
+
+// untilKilled runs n workers against p, each calling work(w, i) for i =
+// 0, 1, … until p is gone (work answers false) or killed; work reports
+// whether its write was acknowledged. p is killed (SIGKILL) once killAt
+// writes are acknowledged, while the others are under way; untilKilled
+// returns when every worker has stopped, with p stopped.
+func untilKilled(p *coredProcess, n, killAt int, work func(w, i int) (answered, ack bool)) {
+	var count atomic.Int64
+	killed := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-killed:
+					return
+				default:
+				}
+				answered, ack := work(w, i)
+				if !answered {
+					return
+				}
+				if ack && count.Add(1) >= int64(killAt) {
+					once.Do(func() {
+						_ = p.cmd.Process.Kill() // SIGKILL
+						close(killed)
+					})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	<-killed
+	p.stop()
 }
 
 // tryCall posts a GraphQL request to /graphql; ok is false when the
