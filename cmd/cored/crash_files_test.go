@@ -9,13 +9,10 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
-
-	"github.com/corehq/core/store/mongo/mongotest"
 )
 
 // TestAcknowledgedUploadsSurviveKill: 20 uploaders post files to a real
@@ -26,32 +23,13 @@ import (
 // uploads the kill cut short).
 func TestAcknowledgedUploadsSurviveKill(t *testing.T) {
 	t.Parallel()
-	uri, db := mongotest.Database(t)
-	u, err := url.Parse(uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + db
 	data := t.TempDir()
-	for name, store := range map[string][]string{
-		"bolt":  {"--data", data},
-		"mongo": {"--mongo-uri", u.String(), "--key-file", newKeyFile(t)},
-	} {
+	for name, store := range crashStores(t, data) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			const admin = "crash-test-admin-token-0123456789"
-			args := append([]string{"--admin-token", admin}, store...)
+			args := append([]string{"--admin-token", crashAdmin}, store...)
 			p := startCoredArgs(t, args...)
-			adminH := map[string]string{"authorization": admin}
-			if st, body := p.call(t, "PUT", "/admin/v1/apps/files/releases/v1", adminH, map[string]any{"schema": `type Note { text: String }`}); st != 200 && st != 201 {
-				t.Fatalf("release: %d %v", st, body)
-			}
-			st, body := p.call(t, "POST", "/admin/v1/instances", adminH, map[string]any{"domain": "crash.test", "app": "files", "release": "v1"})
-			token, _ := body["token"].(string)
-			if st != 201 || token == "" {
-				t.Fatalf("instance: %d %v", st, body)
-			}
-
+			token := newNotesInstance(t, p, nil)
 			// 20 uploaders of 64 KiB files; the process is killed once 60
 			// uploads are acknowledged, while the others are under way.
 			var mu sync.Mutex

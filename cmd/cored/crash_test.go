@@ -35,30 +35,12 @@ func startCoredArgs(t *testing.T, args ...string) *coredProcess {
 // acknowledged write is present after a restart.
 func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 	t.Parallel()
-	uri, db := mongotest.Database(t)
-	u, err := url.Parse(uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + db
-	for name, store := range map[string][]string{
-		"bolt":  {"--data", t.TempDir()},
-		"mongo": {"--mongo-uri", u.String(), "--key-file", newKeyFile(t)},
-	} {
+	for name, store := range crashStores(t, t.TempDir()) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			const admin = "crash-test-admin-token-0123456789"
-			args := append([]string{"--admin-token", admin}, store...)
+			args := append([]string{"--admin-token", crashAdmin}, store...)
 			p := startCoredArgs(t, args...)
-			adminH := map[string]string{"authorization": admin}
-			if st, body := p.call(t, "PUT", "/admin/v1/apps/notes/releases/v1", adminH, map[string]any{"schema": `type Note { text: String }`}); st != 200 && st != 201 {
-				t.Fatalf("release: %d %v", st, body)
-			}
-			st, body := p.call(t, "POST", "/admin/v1/instances", adminH, map[string]any{"domain": "crash.test", "app": "notes", "release": "v1"})
-			token, _ := body["token"].(string)
-			if st != 201 || token == "" {
-				t.Fatalf("instance: %d %v", st, body)
-			}
+			token := newNotesInstance(t, p, nil)
 			h := map[string]string{"core-domain": "crash.test", "authorization": token}
 
 			// Eight writers; the process is killed once 200 writes are
@@ -154,6 +136,46 @@ func untilKilled(p *coredProcess, n, killAt int, work func(w, i int) (answered, 
 	wg.Wait()
 	<-killed
 	p.stop()
+}
+
+// crashStores are the store arguments of cored for the kill tests: a
+// data directory (data) and a new database of the MongoDB test server.
+func crashStores(t *testing.T, data string) map[string][]string {
+	t.Helper()
+	uri, db := mongotest.Database(t)
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + db
+	return map[string][]string{
+		"bolt":  {"--data", data},
+		"mongo": {"--mongo-uri", u.String(), "--key-file", newKeyFile(t)},
+	}
+}
+
+// crashAdmin is the admin token of the cored processes of these tests.
+const crashAdmin = "crash-test-admin-token-0123456789"
+
+// newNotesInstance publishes a release of Note records on p and creates
+// the instance crash.test on it (settings: more of its fields); it
+// returns the instance token.
+func newNotesInstance(t *testing.T, p *coredProcess, settings map[string]any) string {
+	t.Helper()
+	adminH := map[string]string{"authorization": crashAdmin}
+	if st, body := p.call(t, "PUT", "/admin/v1/apps/notes/releases/v1", adminH, map[string]any{"schema": `type Note { text: String }`}); st != 200 && st != 201 {
+		t.Fatalf("release: %d %v", st, body)
+	}
+	req := map[string]any{"domain": "crash.test", "app": "notes", "release": "v1"}
+	for k, v := range settings {
+		req[k] = v
+	}
+	st, body := p.call(t, "POST", "/admin/v1/instances", adminH, req)
+	token, _ := body["token"].(string)
+	if st != 201 || token == "" {
+		t.Fatalf("instance: %d %v", st, body)
+	}
+	return token
 }
 
 // tryCall posts a GraphQL request to /graphql; ok is false when the

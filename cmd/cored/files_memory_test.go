@@ -30,17 +30,8 @@ const fileSize = 200 << 20
 func TestLargeFileStreams(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	const admin = "files-memory-admin-token-0123456789"
-	p := startCoredArgs(t, "--admin-token", admin, "--data", data)
-	adminH := map[string]string{"authorization": admin}
-	if st, body := p.call(t, "PUT", "/admin/v1/apps/big/releases/v1", adminH, map[string]any{"schema": `type Note { text: String }`}); st != 200 && st != 201 {
-		t.Fatalf("release: %d %v", st, body)
-	}
-	st, body := p.call(t, "POST", "/admin/v1/instances", adminH, map[string]any{"domain": "big.test", "app": "big", "release": "v1", "maxFileSize": fileSize})
-	token, _ := body["token"].(string)
-	if st != 201 || token == "" {
-		t.Fatalf("instance: %d %v", st, body)
-	}
+	p := startCoredArgs(t, "--admin-token", crashAdmin, "--data", data)
+	token := newNotesInstance(t, p, map[string]any{"maxFileSize": fileSize})
 	status := fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)
 	before, err := procstatus.KB(status, "VmRSS")
 	if err != nil {
@@ -68,7 +59,7 @@ func TestLargeFileStreams(t *testing.T) {
 	}()
 	req, _ := http.NewRequest("POST", "http://"+p.addr+"/upload/", pr)
 	req.Header.Set("content-type", mw.FormDataContentType())
-	req.Header.Set("core-domain", "big.test")
+	req.Header.Set("core-domain", "crash.test")
 	req.Header.Set("authorization", token)
 	start := time.Now()
 	res, err := http.DefaultClient.Do(req)
