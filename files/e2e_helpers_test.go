@@ -28,6 +28,7 @@ type app struct {
 	env    *servertest.Env
 	domain string
 	token  string // the instance token
+	instID string
 }
 
 // newApp starts a server and an instance with settings.
@@ -36,7 +37,8 @@ func newApp(t *testing.T, settings tenant.Settings, opts ...servertest.Option) *
 	env := servertest.Start(t, opts...)
 	env.PutRelease("files", "v1", appSDL)
 	token := env.CreateInstance("files.example.com", "files", "v1", settings)
-	return &app{t: t, env: env, domain: "files.example.com", token: token}
+	inst, _ := env.Directory.Lookup("files.example.com")
+	return &app{t: t, env: env, domain: "files.example.com", token: token, instID: inst.ID}
 }
 
 // farFuture is a sweep's bound that judges every content.
@@ -166,8 +168,7 @@ func (a *app) usage() map[string]any {
 // exactly when want.
 func checkContent(t *testing.T, a *app, id string, want bool) {
 	t.Helper()
-	inst, _ := a.env.Directory.Lookup(a.domain)
-	c, err := a.env.Store.(store.ContentsHolder).Contents().Open(context.Background(), inst.ID, id)
+	c, err := a.env.Store.(store.ContentsHolder).Contents().Open(context.Background(), a.instID, id)
 	if err == nil {
 		c.Close()
 	}

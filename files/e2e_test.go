@@ -154,4 +154,13 @@ func TestUploadAndDownload(t *testing.T) {
 	if usage["files"] != float64(2) || usage["fileBytes"] != float64(len(logo)+5) {
 		t.Errorf("usage after one delete: files %v, fileBytes %v; want 2 and %d", usage["files"], usage["fileBytes"], len(logo)+5)
 	}
+	if sb, _ := usage["storageBytes"].(float64); sb <= float64(len(logo)+5) {
+		t.Errorf("usage's storageBytes %v does not count the files' %d bytes and the records'", sb, len(logo)+5)
+	}
+
+	// Deleting the instance removes its files' contents.
+	if status, body := a.env.Admin(http.MethodDelete, "/instances/"+a.domain, nil); status != http.StatusOK && status != http.StatusNoContent {
+		t.Fatalf("deleting the instance: %d %v", status, body)
+	}
+	checkContent(t, a, core["id"].(string), false)
 }
