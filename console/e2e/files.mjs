@@ -114,6 +114,24 @@ try {
     console.log(`${rec.name}: ${how}`);
     expect(!(await tab.locator('html').getAttribute('data-ran').catch(() => null)), `${rec.name} ran script on the service's origin`);
   }
+  // The console's data browser: an uploaded image is shown, and a Note's
+  // File field uploads from the record form.
+  const dot = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==', 'base64');
+  await tab.goto(`${base}/console/#/data/files.test/Note`);
+  await tab.getByLabel('Instance token').fill(token);
+  await tab.getByRole('button', { name: 'Use token' }).click();
+  await tab.getByLabel('Upload a file for attachment').setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: dot });
+  await waitFor(async () => (await tab.getByLabel('attachment (File id)').inputValue()) !== '', 'the upload to fill the File id');
+  const fileID = await tab.getByLabel('attachment (File id)').inputValue();
+  await tab.getByRole('button', { name: 'Create Note' }).click();
+  await tab.getByText(/Created Note/).waitFor();
+  await tab.goto(`${base}/console/#/data/files.test/File/${fileID}`);
+  const img = tab.getByAltText('Preview of dot.png');
+  await img.waitFor();
+  await waitFor(() => img.evaluate((i) => i.complete && i.naturalWidth > 0), 'the preview to load');
+  await tab.getByRole('link', { name: /Download dot\.png/ }).waitFor();
+  console.log(`console: uploaded ${fileID} from a Note's form; its record shows the image and a download link`);
+
   // A report would have come by now if any script ran: the control's came.
   await tab.goto(base + '/console/');
   await tab.getByRole('heading', { name: 'Apps and releases', level: 1 }).waitFor();
