@@ -12,14 +12,12 @@
 // is the control: there its script runs and reports, so that silence
 // from the service's origin means the script was stopped. It waits for
 // events, never for a fixed time, and prints "ok" at the end.
-import { launch, need } from './browser.mjs';
-import http from 'node:http';
+import { channel, launch, need, waitFor } from './browser.mjs';
 
 const base = need('CORE_URL');
 const adminToken = need('CORE_ADMIN_TOKEN');
 const token = need('CORE_TOKEN');
 
-const hits = [];
 let controlPage = '';
 const formPage = `<!doctype html><title>Upload</title>
 <input type="file" id="pick" multiple aria-label="Files">
@@ -32,36 +30,17 @@ document.getElementById('pick').addEventListener('change', async (ev) => {
   window.uploaded = { status: res.status, body: await res.json() };
 });
 </script>`;
-const channelServer = http.createServer((req, res) => {
-  const u = new URL(req.url, 'http://channel');
-  if (u.pathname === '/hit') {
-    hits.push({ kind: u.searchParams.get('kind'), from: u.searchParams.get('from') || '' });
-    res.writeHead(204, { 'access-control-allow-origin': '*' }).end();
-    return;
-  }
-  if (u.pathname === '/form.html' || u.pathname === '/control.html') {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(u.pathname === '/form.html' ? formPage : controlPage);
-    return;
-  }
-  res.writeHead(404).end();
-});
-await new Promise((resolve) => channelServer.listen(0, '127.0.0.1', resolve));
-const channel = `http://127.0.0.1:${channelServer.address().port}`;
+const ch = await channel((path) => ({ '/form.html': formPage, '/control.html': controlPage })[path]);
+const { hits } = ch;
+const channelServer = ch.server;
+const channelURL = ch.url;
 const serviceOrigin = new URL(base).origin;
-const controlOrigin = `http://localhost:${channelServer.address().port}`;
-
-async function waitFor(cond, what) {
-  for (let i = 0; i < 300; i++) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const controlOrigin = ch.otherOrigin;
 
 const failures = [];
 function expect(cond, message) { if (!cond) failures.push(message); }
 
-const script = `fetch(${JSON.stringify(channel)} + '/hit?kind=ran&from=' + encodeURIComponent(location.origin), { mode: 'no-cors' });
+const script = `fetch(${JSON.stringify(channelURL)} + '/hit?kind=ran&from=' + encodeURIComponent(location.origin), { mode: 'no-cors' });
 document.documentElement.dataset.ran = '1';`;
 const html = `<!doctype html><title>Uploaded page</title><h1>Uploaded page</h1><script>${script}</script>`;
 const svg = `<svg xmlns="http://www.w3.org/2000/svg" onload="${script.replace(/"/g, '&quot;')}"><script>${script}</script><text y="20">Uploaded SVG</text></svg>`;
@@ -80,7 +59,7 @@ try {
 
   // A page of another origin uploads both files with a browser form.
   const form = await context.newPage();
-  await form.goto(channel + '/form.html');
+  await form.goto(channelURL + '/form.html');
   await form.getByLabel('Files').setInputFiles([
     { name: 'page.html', mimeType: 'text/html', buffer: Buffer.from(html) },
     { name: 'logo.svg', mimeType: 'image/svg+xml', buffer: Buffer.from(svg) },
