@@ -54,6 +54,8 @@ type Env struct {
 	// limiter holds the instance's rate limit, which an anonymous
 	// caller's work takes from (admitAnonymous); nil limits nothing.
 	limiter *tenant.RateLimiter
+	// contents keeps uploaded files' contents; nil: none.
+	contents store.Contents
 }
 
 // admitAnonymous takes a token of the instance's rate limit for work an

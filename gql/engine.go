@@ -53,6 +53,8 @@ type Engine struct {
 	// outbox queues the mail the instances' accounts are sent (password
 	// reset, e-mail verification); nil: the engine sends none.
 	outbox *mail.Outbox
+	// contents keeps uploaded files' contents (files.go); nil: none.
+	contents store.Contents
 }
 
 // grantsTTL is how long a snapshot of an instance's grants serves before
@@ -120,6 +122,11 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 	instances.OnDelete(func(ctx context.Context, id string) error {
 		e.grants.Forget(id)
 		e.limiter.Forget(id)
+		if e.contents != nil {
+			if err := e.contents.DropInstance(ctx, id); err != nil {
+				return err
+			}
+		}
 		return e.meter.Forget(ctx, id)
 	})
 	return e
@@ -234,7 +241,8 @@ func (e *Engine) admitCaller(inst *tenant.Instance, p auth.Principal, clientIP s
 func (e *Engine) env(inst *tenant.Instance, p auth.Principal, clientIP string) Env {
 	return Env{Store: e.store, Accounts: e.accounts, Instance: inst, Release: inst.Release(),
 		Principal: p, ClientIP: clientIP, Functions: e.functions, grants: e.grants, meter: e.meter, limiter: e.limiter,
-		aggMemory: e.aggMemory, outbox: e.outbox}
+		aggMemory: e.aggMemory, outbox: e.outbox,
+		contents: e.contents}
 }
 
 // keysOf returns what authentication knows of an instance.

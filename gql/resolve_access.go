@@ -121,13 +121,27 @@ func (u *upserter) checkGrantTargets(p graphql.ResolveParams) error {
 // (refused whole, QUOTA_EXCEEDED, past it). A write that touches an
 // AccessRight makes the instance's next request read its grants again.
 func (c *call) write(ctx context.Context, ops []store.Op) ([]store.OpResult, error) {
-	return c.writeWithin(ctx, ops, c.Instance.Settings.Quota.Store())
+	if err := checkFileWrites(ops); err != nil {
+		return nil, err
+	}
+	quota, err := c.recordQuota(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.writeWithin(ctx, ops, quota)
 }
 
 // writeWithin is write within quota; the zero Quota for the writes no
 // quota may stop (revoking sessions).
 func (c *call) writeWithin(ctx context.Context, ops []store.Op, quota store.Quota) ([]store.OpResult, error) {
+	files, err := c.deletedFiles(ctx, ops)
+	if err != nil {
+		return nil, storeError(err)
+	}
 	res, err := c.Store.Write(ctx, c.Instance.ID, ops, quota)
+	if err == nil {
+		c.forgetFiles(ctx, files, ops, res)
+	}
 	var qe *store.QuotaError
 	if errors.As(err, &qe) {
 		return nil, tenant.QuotaExceeded(c.Instance, qe)

@@ -118,12 +118,14 @@ func (m *Metrics) Middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// Door names the door of a route pattern: graphql, rest, webhook, admin,
-// registry, health or other.
+// Door names the door of a route pattern: graphql, rest, files (uploads
+// and downloads), webhook, admin, registry, health or other.
 func Door(route string) string {
 	switch {
 	case route == "/graphql":
 		return "graphql"
+	case strings.HasPrefix(route, "/upload"), strings.HasPrefix(route, "/rest/v1/upload"), strings.HasPrefix(route, "/file/"):
+		return "files"
 	case strings.HasPrefix(route, "/rest/"):
 		return "rest"
 	case strings.HasPrefix(route, "/webhook/"):

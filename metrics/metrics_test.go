@@ -134,7 +134,7 @@ func sampleValue(typ dto.MetricType, m *dto.Metric) float64 {
 func TestDoor(t *testing.T) {
 	t.Parallel()
 	for route, want := range map[string]string{
-		"/graphql": "graphql", "/rest/v1/:aggregate": "rest", "/webhook/:domain/:name": "webhook", "/admin/v1/instances": "admin",
+		"/graphql": "graphql", "/rest/v1/:aggregate": "rest", "/upload/*": "files", "/rest/v1/upload/*": "files", "/file/:name": "files", "/webhook/:domain/:name": "webhook", "/admin/v1/instances": "admin",
 		"/v2/*": "registry", "/v2": "registry", "/healthz": "health", "unmatched": "other",
 	} {
 		if got := metrics.Door(route); got != want {

@@ -98,6 +98,39 @@ type URL @indices(sets: [["path"]]) {
   host: String
 }
 
+"Where an uploaded file is: UPLOADED once its content is kept whole."
+enum FileStatus {
+  UPLOADED
+}
+
+"Where a file's content is downloaded: path is GET /file/{instanceId}-{fileId}.{extension} of the service."
+type FileURL {
+  path: String!
+}
+
+"An uploaded file (POST /upload/{directory}): made by uploads only; its content is served at url.path under the same read rules as the record."
+type File @indices(sets: [["directory"]]) {
+  "The name the client gave the part (its filename)."
+  name: String!
+  "The directory the upload named, \"\" for none."
+  directory: String!
+  "directory/name."
+  path: String!
+  "The extension of the served name, from the media type."
+  extension: String!
+  "The media type, sniffed from the content (never the client's)."
+  type: String!
+  "The content's length in bytes."
+  size: Int!
+  status: FileStatus!
+  url: FileURL!
+  "The hex SHA-256 of the content."
+  sha256: String!
+  "An image's width and height in pixels; absent for other files."
+  width: Int
+  height: Int
+}
+
 "A field of a root type, by name."
 type GraphQLRef {
   type: OpType!
@@ -141,7 +174,7 @@ const builtinSDLName = "core:builtins.graphql"
 // (stored, queried, upserted); the other built-in object types are embedded.
 func isBuiltinRecord(name string) bool {
 	switch name {
-	case "Account", "Webhook", "URL", "AccessRight":
+	case "Account", "Webhook", "URL", "AccessRight", "File":
 		return true
 	}
 	return false

@@ -35,9 +35,9 @@ func TestBuiltins(t *testing.T) {
 	}
 	got := [][]string{records, objects, enums, inputs, m.Scalars}
 	want := [][]string{
-		{"AccessRight", "Account", "URL", "Webhook"},
-		{"GraphQLRef", "WebhookResponse"},
-		{"AccessRightType", "OpType"},
+		{"AccessRight", "Account", "File", "URL", "Webhook"},
+		{"FileURL", "GraphQLRef", "WebhookResponse"},
+		{"AccessRightType", "FileStatus", "OpType"},
 		{"PasswordInput", "URLInput", "WebhookPayload"},
 		nil, // built-in scalars are not listed
 	}

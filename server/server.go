@@ -16,6 +16,7 @@ import (
 	"github.com/corehq/core/console"
 	"github.com/corehq/core/email"
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/files"
 	"github.com/corehq/core/gql"
 	"github.com/corehq/core/gql/transport"
 	"github.com/corehq/core/metrics"
@@ -171,6 +172,8 @@ func (s *Server) routes() {
 	webhook.New(wcfg, s.engine).Register(e)
 	// /email/reset/{domain}: Hypi's e-mail routes, the instance in the path.
 	email.New(s.engine).Register(e)
+	// Uploads name their instance in core-domain, downloads in the path.
+	files.New(s.engine).Register(e)
 
 	// The web console: static files only, the same to everyone; the page
 	// calls the doors above with the tokens the person gives it. On a
@@ -229,7 +232,7 @@ func (s *Server) consoleRoutes() {
 func (s *Server) deadline(d time.Duration) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if d <= 0 || s.isRegistry(c.Request().URL.Path) {
+			if d <= 0 || s.isRegistry(c.Request().URL.Path) || isFiles(c.Request().URL.Path) {
 				return next(c)
 			}
 			dctx := withDeadline(c.Request().Context(), time.Now().Add(d))
@@ -258,15 +261,27 @@ func isImport(p string) bool {
 	return strings.HasPrefix(p, "/admin/v1/instances/") && strings.HasSuffix(p, "/import") && strings.Count(p, "/") == 5
 }
 
+// isFiles reports whether path is the files door's (files.Routes), whose
+// uploads the instances' maxFileSize bounds.
+func isFiles(p string) bool {
+	for _, r := range files.Routes {
+		if p == r || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // limitBody is the body limit of every request but the image registry's
-// (/v2/), whose layers are larger than any API call, and an instance's
-// import (admin only), which streams an export of any size.
+// (/v2/), whose layers are larger than any API call, an instance's
+// import (admin only), which streams an export of any size, and the
+// files door's uploads, which the instances' maxFileSize bounds.
 func (s *Server) limitBody(limit int64) echo.MiddlewareFunc {
 	limited := limitBody(limit)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		withLimit := limited(next)
 		return func(c echo.Context) error {
-			if p := c.Request().URL.Path; s.isRegistry(p) || isImport(p) {
+			if p := c.Request().URL.Path; s.isRegistry(p) || isImport(p) || isFiles(p) {
 				return next(c)
 			}
 			return withLimit(c)

@@ -170,6 +170,17 @@ func (r *Directory) Lookup(domain string) (*Instance, bool) {
 	return inst, ok
 }
 
+// LookupID returns the instance whose id is id (a file's download path
+// names its instance by id). It looks through every instance.
+func (r *Directory) LookupID(id string) (*Instance, bool) {
+	for _, inst := range r.state.Load().instances {
+		if inst.ID == id {
+			return inst, true
+		}
+	}
+	return nil, false
+}
+
 // Instance is Lookup for the admin API: a missing instance is a NOT_FOUND
 // error (ErrNotFound) naming the domain.
 func (r *Directory) Instance(domain string) (*Instance, error) {

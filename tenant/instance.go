@@ -94,6 +94,26 @@ type Settings struct {
 	// PublicURL is where clients reach the service (https://api.example.com),
 	// the start of the links in the mail it sends; verification needs it.
 	PublicURL string `json:"publicUrl"`
+	// MaxFileSize is the largest file one upload part may hold, in bytes
+	// (0: DefaultMaxFileSize). More than the server's maximum
+	// (MaxFileSizeLimit) is refused.
+	MaxFileSize int64 `json:"maxFileSize"`
+}
+
+// DefaultMaxFileSize is the largest file of an instance that sets no
+// maxFileSize: 50 MiB.
+const DefaultMaxFileSize = 50 << 20
+
+// MaxFileSizeLimit is the most maxFileSize may be: 1 GiB (a File's size
+// is a GraphQL Int, which holds less than 2 GiB).
+const MaxFileSizeLimit = 1 << 30
+
+// FileSizeLimit is the largest file one upload part may hold.
+func (s Settings) FileSizeLimit() int64 {
+	if s.MaxFileSize <= 0 {
+		return DefaultMaxFileSize
+	}
+	return min(s.MaxFileSize, MaxFileSizeLimit)
 }
 
 // The values of Settings.Introspection.
@@ -168,6 +188,9 @@ func (s Settings) checkShares() error {
 	if instance, _ := s.SubscriptionShares(); s.SubscriptionConnectionsPerAccount < 0 || s.SubscriptionConnectionsPerAccount > instance {
 		return errcode.Wrap(errcode.BadRequest, ErrInvalid,
 			"subscriptionConnectionsPerAccount must be between 0 (the default, a tenth of subscriptionConnections) and subscriptionConnections (%d)", instance)
+	}
+	if s.MaxFileSize < 0 || s.MaxFileSize > MaxFileSizeLimit {
+		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "maxFileSize must be between 0 (the default, %d bytes) and %d bytes", DefaultMaxFileSize, MaxFileSizeLimit)
 	}
 	if err := s.Quota.Check(); err != nil {
 		return err

@@ -60,6 +60,14 @@ const (
 	dayPrefix = "functionCalls/"
 )
 
+// The counters of an instance's files, which the engine keeps as it
+// uploads and deletes them (store.Store.AddCounters): how many, and the
+// bytes of their contents, which the storageBytes quota counts.
+const (
+	CounterFiles     = "files"
+	CounterFileBytes = "fileBytes"
+)
+
 // docMeterSince is the kind of the documents holding when an instance's
 // counting began (CreateDoc: the first process to count wins).
 const docMeterSince = "metersince"
@@ -298,9 +306,13 @@ func (m *Meter) Close(ctx context.Context) error { return m.Flush(ctx) }
 // Usage is what an instance takes up and has done (GET
 // /admin/v1/instances/{domain}/usage).
 type Usage struct {
-	// Records and StorageBytes are the store's (store.Usage).
+	// Records is the store's (store.Usage); StorageBytes the bytes of
+	// the records and of the files' contents, which Files and FileBytes
+	// count (the counters CounterFiles and CounterFileBytes).
 	Records      int64 `json:"records"`
 	StorageBytes int64 `json:"storageBytes"`
+	Files        int64 `json:"files"`
+	FileBytes    int64 `json:"fileBytes"`
 	// Requests counts the requests of every door the instance's rate
 	// limit let through; FunctionCalls the calls of its functions (from
 	// every door, calls back through core.graphql included) and
@@ -327,7 +339,9 @@ func (m *Meter) Usage(ctx context.Context, id string) (Usage, error) {
 	}
 	u := Usage{
 		Records:        su.Records,
-		StorageBytes:   su.StorageBytes,
+		StorageBytes:   su.StorageBytes + su.Counters[CounterFileBytes],
+		Files:          su.Counters[CounterFiles],
+		FileBytes:      su.Counters[CounterFileBytes],
 		Requests:       su.Counters[counterRequests],
 		FunctionCalls:  su.Counters[counterFunctionCalls],
 		FunctionMillis: su.Counters[counterFunctionMillis],

@@ -35,76 +35,35 @@ func startCoredArgs(t *testing.T, args ...string) *coredProcess {
 // acknowledged write is present after a restart.
 func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 	t.Parallel()
-	uri, db := mongotest.Database(t)
-	u, err := url.Parse(uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + db
-	for name, store := range map[string][]string{
-		"bolt":  {"--data", t.TempDir()},
-		"mongo": {"--mongo-uri", u.String(), "--key-file", newKeyFile(t)},
-	} {
+	for name, store := range crashStores(t, t.TempDir()) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			const admin = "crash-test-admin-token-0123456789"
-			args := append([]string{"--admin-token", admin}, store...)
+			args := append([]string{"--admin-token", crashAdmin}, store...)
 			p := startCoredArgs(t, args...)
-			adminH := map[string]string{"authorization": admin}
-			if st, body := p.call(t, "PUT", "/admin/v1/apps/notes/releases/v1", adminH, map[string]any{"schema": `type Note { text: String }`}); st != 200 && st != 201 {
-				t.Fatalf("release: %d %v", st, body)
-			}
-			st, body := p.call(t, "POST", "/admin/v1/instances", adminH, map[string]any{"domain": "crash.test", "app": "notes", "release": "v1"})
-			token, _ := body["token"].(string)
-			if st != 201 || token == "" {
-				t.Fatalf("instance: %d %v", st, body)
-			}
+			token := newNotesInstance(t, p, nil)
 			h := map[string]string{"core-domain": "crash.test", "authorization": token}
 
 			// Eight writers; the process is killed once 200 writes are
 			// acknowledged, while the writers go on.
 			var mu sync.Mutex
 			acked := map[string]string{} // id → text
-			var count atomic.Int64
-			killed := make(chan struct{})
-			var once sync.Once
-			var wg sync.WaitGroup
-			for w := range 8 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := 0; ; i++ {
-						select {
-						case <-killed:
-							return
-						default:
-						}
-						text := fmt.Sprintf("writer %d note %d", w, i)
-						code, out, ok := tryCall(p, h, map[string]any{"query": `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
-							"variables": map[string]any{"v": map[string]any{"Note": map[string]any{"text": text}}}})
-						if !ok {
-							return // the process is gone
-						}
-						up, _ := out["data"].(map[string]any)["upsert"].([]any)
-						if code != 200 || out["errors"] != nil || len(up) != 1 {
-							continue
-						}
-						id, _ := up[0].(map[string]any)["id"].(string)
-						mu.Lock()
-						acked[id] = text
-						mu.Unlock()
-						if count.Add(1) >= 200 {
-							once.Do(func() {
-								_ = p.cmd.Process.Kill() // SIGKILL
-								close(killed)
-							})
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			<-killed
-			p.stop()
+			untilKilled(p, 8, 200, func(w, i int) (answered, ack bool) {
+				text := fmt.Sprintf("writer %d note %d", w, i)
+				code, out, ok := tryCall(p, h, map[string]any{"query": `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
+					"variables": map[string]any{"v": map[string]any{"Note": map[string]any{"text": text}}}})
+				if !ok {
+					return false, false // the process is gone
+				}
+				up, _ := out["data"].(map[string]any)["upsert"].([]any)
+				if code != 200 || out["errors"] != nil || len(up) != 1 {
+					return true, false
+				}
+				id, _ := up[0].(map[string]any)["id"].(string)
+				mu.Lock()
+				acked[id] = text
+				mu.Unlock()
+				return true, true
+			})
 
 			q := startCoredArgs(t, args...)
 			found := map[string]string{}
@@ -139,6 +98,84 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 			t.Logf("%d writes acknowledged before the kill, %d records after the restart", len(acked), len(found))
 		})
 	}
+}
+
+// untilKilled runs n workers against p, each calling work(w, i) for i =
+// 0, 1, … until p is gone (work answers false) or killed; work reports
+// whether its write was acknowledged. p is killed (SIGKILL) once killAt
+// writes are acknowledged, while the others are under way; untilKilled
+// returns when every worker has stopped, with p stopped.
+func untilKilled(p *coredProcess, n, killAt int, work func(w, i int) (answered, ack bool)) {
+	var count atomic.Int64
+	killed := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-killed:
+					return
+				default:
+				}
+				answered, ack := work(w, i)
+				if !answered {
+					return
+				}
+				if ack && count.Add(1) >= int64(killAt) {
+					once.Do(func() {
+						_ = p.cmd.Process.Kill() // SIGKILL
+						close(killed)
+					})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	<-killed
+	p.stop()
+}
+
+// crashStores are the store arguments of cored for the kill tests: a
+// data directory (data) and a new database of the MongoDB test server.
+func crashStores(t *testing.T, data string) map[string][]string {
+	t.Helper()
+	uri, db := mongotest.Database(t)
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + db
+	return map[string][]string{
+		"bolt":  {"--data", data},
+		"mongo": {"--mongo-uri", u.String(), "--key-file", newKeyFile(t)},
+	}
+}
+
+// crashAdmin is the admin token of the cored processes of these tests.
+const crashAdmin = "crash-test-admin-token-0123456789"
+
+// newNotesInstance publishes a release of Note records on p and creates
+// the instance crash.test on it (settings: more of its fields); it
+// returns the instance token.
+func newNotesInstance(t *testing.T, p *coredProcess, settings map[string]any) string {
+	t.Helper()
+	adminH := map[string]string{"authorization": crashAdmin}
+	if st, body := p.call(t, "PUT", "/admin/v1/apps/notes/releases/v1", adminH, map[string]any{"schema": `type Note { text: String }`}); st != 200 && st != 201 {
+		t.Fatalf("release: %d %v", st, body)
+	}
+	req := map[string]any{"domain": "crash.test", "app": "notes", "release": "v1"}
+	for k, v := range settings {
+		req[k] = v
+	}
+	st, body := p.call(t, "POST", "/admin/v1/instances", adminH, req)
+	token, _ := body["token"].(string)
+	if st != 201 || token == "" {
+		t.Fatalf("instance: %d %v", st, body)
+	}
+	return token
 }
 
 // tryCall posts a GraphQL request to /graphql; ok is false when the

@@ -24,6 +24,7 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/internal/periodic"
 	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/mail"
 	"github.com/corehq/core/metrics"
@@ -280,12 +281,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	outbox := mail.NewOutbox(dataStore, keys)
 	reg.OnDelete(outbox.Drop)
 	engine := gql.NewEngine(gcfg, dataStore, reg, accounts, log, gql.WithFunctions(calls), gql.WithFunctionLog(fns.logs),
-		gql.WithRateShare(peers.Count), gql.WithMeter(meter), gql.WithMail(outbox))
+		gql.WithRateShare(peers.Count), gql.WithMeter(meter), gql.WithMail(outbox),
+		gql.WithContents(st.(store.ContentsHolder).Contents()))
 	backups, every, err := openBackups(f, st)
 	if err != nil {
 		return err
 	}
 	srvOpts = append(srvOpts, server.WithBackups(backups))
+	if err := sweepFiles(ctx, engine, st, log); err != nil {
+		return err
+	}
 	srv := server.New(cfg, log, st, reg, engine, srvOpts...)
 	if consoleLn != nil {
 		log.Info("console listening", zap.String("addr", consoleLn.Addr().String()))
@@ -316,6 +321,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			return err
 		}
 	}
+	go periodic.Run(sctx, fileSweepInterval, func(ctx context.Context) error {
+		_, err := engine.SweepFiles(ctx, time.Now().Add(-fileSweepInterval))
+		return err
+	}, func(err error) { log.Warn("sweeping file contents failed", zap.Error(err)) })
 	// Other cored processes on the same store may change releases and
 	// instances: follow them (DESIGN.md: served by all within 2 s).
 	if every > 0 {
@@ -462,6 +471,30 @@ func parseRateLimit(s string) (*tenant.RateLimit, error) {
 // directorySyncInterval is how often the directory looks for changes made by
 // other processes sharing the store.
 const directorySyncInterval = 500 * time.Millisecond
+
+// fileSweepInterval is how often the contents no File record names are
+// removed, and how old they must be: an upload writes its record
+// within it of putting its content.
+const fileSweepInterval = time.Hour
+
+// sweepFiles removes, before the server serves, what uploads a crash
+// interrupted left: on the embedded store every content without a
+// record (no other process writes it), on MongoDB those older than
+// fileSweepInterval (other processes may be uploading now).
+func sweepFiles(ctx context.Context, engine *gql.Engine, st store.Store, log *zap.Logger) error {
+	before := time.Now().Add(-fileSweepInterval)
+	if _, ok := st.(*bolt.Store); ok {
+		before = time.Now()
+	}
+	n, err := engine.SweepFiles(ctx, before)
+	if err != nil {
+		return fmt.Errorf("sweeping file contents: %w", err)
+	}
+	if n > 0 {
+		log.Info("removed file contents no record names", zap.Int("contents", n))
+	}
+	return nil
+}
 
 // openStore opens the MongoDB store when a URI is set, else the embedded
 // store in the data directory. where describes it for the log, without the

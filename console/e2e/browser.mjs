@@ -1,6 +1,7 @@
 // What the console's browser tests share: the settings they are given
 // (environment variables) and the browser they drive.
 import { chromium } from 'playwright-core';
+import http from 'node:http';
 
 // need returns the environment variable name, or ends the script saying
 // it is not set.
@@ -20,4 +21,41 @@ export function launch() {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
+}
+
+// waitFor polls cond until it holds; the bound is for a broken run, not
+// a timing assertion.
+export async function waitFor(cond, what) {
+  for (let i = 0; i < 300; i++) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+// channel starts the HTTP server on loopback that a test's pages report
+// to: every GET /hit is kept in hits ({kind, value, from}); pages(path)
+// answers the HTML served at a path, or undefined (404). It returns the
+// hits, the channel's URL, the URL of its origin under another host name
+// (localhost: cookies are kept per host, whatever the port) and the
+// server.
+export async function channel(pages) {
+  const hits = [];
+  const server = http.createServer((req, res) => {
+    const u = new URL(req.url, 'http://channel');
+    if (u.pathname === '/hit') {
+      hits.push({ kind: u.searchParams.get('kind'), value: u.searchParams.get('value') || '', from: u.searchParams.get('from') || '' });
+      res.writeHead(204, { 'access-control-allow-origin': '*' }).end();
+      return;
+    }
+    const page = pages(u.pathname);
+    if (page !== undefined) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = server.address().port;
+  return { hits, url: `http://127.0.0.1:${port}`, otherOrigin: `http://localhost:${port}`, server };
 }

@@ -14,8 +14,7 @@
 // that the channel is broken. Each attempt is also checked by its effect
 // (the browser's cookies and service workers, the console's storage).
 // It waits for events, never for a fixed time, and prints "ok" at the end.
-import { launch, need } from './browser.mjs';
-import http from 'node:http';
+import { channel, launch, need, waitFor } from './browser.mjs';
 
 const base = need('CORE_URL');
 const adminToken = need('CORE_ADMIN_TOKEN');
@@ -23,37 +22,15 @@ const hooks = need('CORE_HOOKS');
 const probeWorker = need('CORE_PROBE_WORKER');
 
 // The channel: every /hit is kept; /control.html is the tenant's page.
-const hits = [];
 let controlPage = '';
-const channelServer = http.createServer((req, res) => {
-  const u = new URL(req.url, 'http://channel');
-  if (u.pathname === '/hit') {
-    hits.push({ kind: u.searchParams.get('kind'), value: u.searchParams.get('value') || '', from: u.searchParams.get('from') || '' });
-    res.writeHead(204, { 'access-control-allow-origin': '*' }).end();
-    return;
-  }
-  if (u.pathname === '/control.html') {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(controlPage);
-    return;
-  }
-  res.writeHead(404).end();
-});
-await new Promise((resolve) => channelServer.listen(0, '127.0.0.1', resolve));
-const channel = `http://127.0.0.1:${channelServer.address().port}`;
+const ch = await channel((path) => (path === '/control.html' ? controlPage : undefined));
+const { hits } = ch;
+const channelServer = ch.server;
+const channelURL = ch.url;
 const serviceOrigin = new URL(base).origin;
 // The control is served on another host name than the service's (cookies
 // are kept per host, whatever the port), so that what it sets stays its.
-const controlOrigin = `http://localhost:${channelServer.address().port}`;
-
-// waitFor polls cond until it holds; the bound is for a broken run, not
-// a timing assertion.
-async function waitFor(cond, what) {
-  for (let i = 0; i < 300; i++) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const controlOrigin = ch.otherOrigin;
 
 const failures = [];
 function expect(cond, message) { if (!cond) failures.push(message); }
@@ -77,7 +54,7 @@ try {
 
   // 2. The control: the tenant's page on another origin runs its script
   // and reaches the channel.
-  const pageURL = `${hooks}/page?report=${encodeURIComponent(channel)}`;
+  const pageURL = `${hooks}/page?report=${encodeURIComponent(channelURL)}`;
   controlPage = await (await fetch(pageURL)).text();
   const control = await context.newPage();
   await control.goto(controlOrigin + '/control.html');
@@ -119,7 +96,7 @@ try {
   await probe.goto(base + '/healthz');
   const registration = await probe.evaluate(async (u) => {
     try { const r = await navigator.serviceWorker.register(u, { scope: '/' }); return 'registered with scope ' + r.scope; } catch (e) { return 'refused: ' + e.message; }
-  }, `${hooks}/sw?report=${encodeURIComponent(channel)}`);
+  }, `${hooks}/sw?report=${encodeURIComponent(channelURL)}`);
   console.log(`registering the tenant's worker: ${registration}`);
   expect(registration.startsWith('refused'), `the tenant's service worker was ${registration}`);
 

@@ -2,7 +2,7 @@
 // introspection query: the record types, their fields and input fields,
 // and ArcQL text built from what the person clicks.
 
-export const BUILTIN = new Set(['AccessRight', 'Account', 'URL', 'Webhook']);
+export const BUILTIN = new Set(['AccessRight', 'Account', 'File', 'URL', 'Webhook']);
 export const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 
 export const INTROSPECT = `query CoreConsoleSchema {

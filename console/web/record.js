@@ -19,7 +19,7 @@ export async function recordView(el, domain, token, s, type, id) {
   replace(el, h('h2', {}, `${type} ${id}`), back, h('p', { 'aria-busy': 'true' }, 'Loading…'));
   const doc = `query CoreConsoleRecord($arcql: String!) {
   find(type: ${type}, arcql: $arcql, first: 1, includeTrashed: true) {
-    edges { node { ... on ${type} { ${cols.map((c) => c.sel).join(' ')} core { id created updated trashed } } } }
+    edges { node { ... on ${type} { ${cols.map((c) => c.sel).join(' ')}${type === 'File' ? ' url { path }' : ''} core { id created updated trashed } } } }
   }
 }`;
   const r = await graphql(domain, token, doc, { arcql: byID(id) });
@@ -39,7 +39,9 @@ export async function recordView(el, domain, token, s, type, id) {
     node.core.updated = saved.updated || node.core.updated;
     showFacts();
   });
-  replace(el, h('h2', {}, `${type} ${id}`), back, facts, form, actions(domain, token, type, node, showFacts, el, back));
+  // A File is made by uploads: it is shown, not edited.
+  const shown = type === 'File' ? filePreview(node, token) : form;
+  replace(el, h('h2', {}, `${type} ${id}`), back, facts, shown, actions(domain, token, type, node, showFacts, el, back));
 }
 
 // actions are the record's trash or untrash and delete, with the offer to
@@ -94,7 +96,7 @@ export function recordForm(domain, token, s, type, node, onSaved) {
   const editing = !!node;
   const cols = columns(s, type).filter((c) => c.writable && c.kind !== 'Json');
   const idInput = h('input', { name: 'core.id', autocomplete: 'off', spellcheck: 'false', class: 'code' });
-  const controls = cols.map((c) => control(s, domain, c, node ? node[c.name] : null));
+  const controls = cols.map((c) => control(s, domain, c, node ? node[c.name] : null, token));
   const msg = status();
   const err = alert();
   const button = h('button', { type: 'submit' }, editing ? `Save ${type}` : `Create ${type}`);
@@ -134,9 +136,9 @@ export function recordForm(domain, token, s, type, node, onSaved) {
 // control builds the input of one field: {col, el, read(), reset(),
 // initial}. read answers the value to send (null when empty) or throws
 // saying what is wrong.
-function control(s, domain, col, value) {
+function control(s, domain, col, value, token) {
   if (col.ref && col.list) return refList(domain, col, value);
-  if (col.ref) return refOne(domain, col, value);
+  if (col.ref) return refOne(domain, col, value, token);
   if (col.list) return scalarList(col, value);
   return scalar(s, col, value);
 }
@@ -196,7 +198,7 @@ function scalarList(col, value) {
 }
 
 // refOne is a reference: the id of the referenced record, and a link to it.
-function refOne(domain, col, value) {
+function refOne(domain, col, value, token) {
   const input = h('input', { name: col.name, autocomplete: 'off', spellcheck: 'false', class: 'code' });
   input.value = (value && value.core && value.core.id) || '';
   const link = h('span');
@@ -206,9 +208,12 @@ function refOne(domain, col, value) {
   };
   input.addEventListener('input', showLink);
   showLink();
+  // A File reference may be uploaded from here: the new file's id fills
+  // the field.
+  const upload = col.ref === 'File' ? uploadInput(domain, token, col.name, (rec) => { input.value = rec.core.id; showLink(); }) : null;
   const c = {
     col,
-    el: h('div', { class: 'refone' }, field(`${col.name} (${col.ref} id)`, input), link),
+    el: h('div', { class: 'refone' }, field(`${col.name} (${col.ref} id)`, input), upload, link),
     read: () => (input.value.trim() ? { core: { id: input.value.trim() } } : null),
     reset: () => { input.value = ''; showLink(); },
   };
@@ -243,4 +248,36 @@ function refList(domain, col, value) {
   };
   c.initial = c.read();
   return c;
+}
+
+// uploadInput is a file input that uploads the chosen file to the
+// instance (POST /upload/) and hands the created File record to done.
+function uploadInput(domain, token, name, done) {
+  const err = alert();
+  const input = h('input', { type: 'file', 'aria-label': `Upload a file for ${name}`, onchange: async () => {
+    report(err, '');
+    const f = input.files[0];
+    if (!f) return;
+    const form = new FormData();
+    form.append('0', f, f.name);
+    const res = await fetch(new URL('../upload/', location.href), { method: 'POST', headers: { 'core-domain': domain, authorization: token || '' }, body: form });
+    const body = await res.json().catch(() => null);
+    if (res.status !== 201 || !Array.isArray(body)) {
+      const e = body && body.errors && body.errors[0];
+      report(err, `Not uploaded: ${e ? e.message : res.status}`, true);
+      return;
+    }
+    done(body[0]);
+  } });
+  return h('div', {}, input, err);
+}
+
+// filePreview shows a File: an image's picture, and a link to its
+// content (the token in ?token=, as an <img> cannot send a header).
+export function filePreview(node, token) {
+  const url = `${new URL('..' + node.url.path, location.href)}?token=${encodeURIComponent(token || '')}`;
+  const isImage = /^image\/(png|jpeg|gif|webp)/.test(node.type || '');
+  return h('div', { class: 'card' }, h('h3', {}, node.name || 'File'),
+    isImage ? h('img', { src: `${url}&thumb=300x300f`, alt: `Preview of ${node.name}` }) : null,
+    h('p', {}, h('a', { href: url, download: node.name }, `Download ${node.name} (${node.size} bytes, ${node.type})`)));
 }

@@ -23,7 +23,7 @@ const module = "github.com/corehq/core/"
 // door. doorMiddleware, what they share at the HTTP edge (opening a
 // request, CORS, the writers of answers), is held to the same rule.
 var (
-	doors          = []string{"gql/transport", "rest", "webhook", "email"}
+	doors          = []string{"gql/transport", "rest", "webhook", "email", "files"}
 	doorMiddleware = []string{"server/door"}
 )
 

@@ -305,7 +305,8 @@ func Start(t testing.TB, opts ...Option) *Env {
 	}()
 	stops = append(stops, func() { stopMail(); <-mailed })
 	engine := gql.NewEngine(o.gqlCfg, dataStore, reg, accounts, o.logger, gql.WithFunctions(functions), gql.WithFunctionLog(logs),
-		gql.WithMeter(meter), gql.WithMail(outbox))
+		gql.WithMeter(meter), gql.WithMail(outbox),
+		gql.WithContents(contentsOf(st)))
 	srv := server.New(o.cfg, o.logger, st, reg, engine, append(serverOpts, o.server...)...)
 	hs := httptest.NewServer(srv.Handler())
 	stops = append(stops, hs.Close)
@@ -319,6 +320,15 @@ func Start(t testing.TB, opts ...Option) *Env {
 		Packages: packages, Logs: logs, Functions: runtime, Images: imgs, Meter: meter, stops: stops}
 	t.Cleanup(e.Stop) // runs before the store closes
 	return e
+}
+
+// contentsOf returns the file contents of a store that keeps them
+// (store.ContentsHolder), nil otherwise.
+func contentsOf(st store.Store) store.Contents {
+	if h, ok := st.(store.ContentsHolder); ok {
+		return h.Contents()
+	}
+	return nil
 }
 
 // MeterInterval is how often a test server flushes its usage counts.

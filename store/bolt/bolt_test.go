@@ -307,3 +307,7 @@ func TestUnavailableAndCanceled(t *testing.T) {
 		}
 	})
 }
+
+func TestContentsConformance(t *testing.T) {
+	storetest.RunContents(t, func(t *testing.T) store.Store { return openTemp(t, testConfig()) })
+}

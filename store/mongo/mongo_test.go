@@ -61,3 +61,8 @@ func reopen(t *testing.T, s store.Store) store.Store {
 	}
 	return n
 }
+
+func TestContentsConformance(t *testing.T) {
+	t.Parallel()
+	storetest.RunContents(t, func(t *testing.T) store.Store { return mongotest.Open(t) })
+}

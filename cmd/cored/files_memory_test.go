@@ -1,0 +1,117 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/corehq/core/internal/procstatus"
+)
+
+// fileSize is the file TestLargeFileStreams uploads and downloads.
+const fileSize = 200 << 20
+
+// TestLargeFileStreams uploads a 200 MiB file to a real cored process on
+// the embedded store and downloads it again: the process's peak resident
+// memory grows by less than 32 MiB over what it held before (uploads and
+// downloads stream), and the content comes back whole. The times of the
+// upload, the download and of cp of a file of the same size on the same
+// disk are logged (docs/benchmarks.md), not asserted: the machine is
+// shared.
+func TestLargeFileStreams(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	p := startCoredArgs(t, "--admin-token", crashAdmin, "--data", data)
+	token := newNotesInstance(t, p, map[string]any{"maxFileSize": fileSize})
+	status := fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)
+	before, err := procstatus.KB(status, "VmRSS")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The upload streams from a generator: the test holds no copy either.
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	sum := sha256.New()
+	go func() {
+		fw, _ := mw.CreateFormFile("0", "big.bin")
+		chunk := make([]byte, 1<<20)
+		for i := range fileSize >> 20 {
+			for j := range chunk {
+				chunk[j] = byte(i + j*7)
+			}
+			sum.Write(chunk)
+			if _, err := fw.Write(chunk); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+		pw.CloseWithError(mw.Close())
+	}()
+	req, _ := http.NewRequest("POST", "http://"+p.addr+"/upload/", pr)
+	req.Header.Set("content-type", mw.FormDataContentType())
+	req.Header.Set("core-domain", "crash.test")
+	req.Header.Set("authorization", token)
+	start := time.Now()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []map[string]any
+	err = json.NewDecoder(res.Body).Decode(&recs)
+	res.Body.Close()
+	if err != nil || res.StatusCode != 201 || len(recs) != 1 {
+		t.Fatalf("upload: %d %v", res.StatusCode, err)
+	}
+	upload := time.Since(start)
+	want := hex.EncodeToString(sum.Sum(nil))
+	if recs[0]["sha256"] != want {
+		t.Fatalf("the upload's checksum %v, want %s", recs[0]["sha256"], want)
+	}
+
+	req, _ = http.NewRequest("GET", "http://"+p.addr+recs[0]["url"].(map[string]any)["path"].(string), nil)
+	req.Header.Set("authorization", token)
+	start = time.Now()
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sha256.New()
+	n, err := io.Copy(got, res.Body)
+	res.Body.Close()
+	download := time.Since(start)
+	if err != nil || n != fileSize || hex.EncodeToString(got.Sum(nil)) != want {
+		t.Fatalf("download: %d bytes, %v, checksum match %v", n, err, hex.EncodeToString(got.Sum(nil)) == want)
+	}
+	peak, err := procstatus.KB(status, "VmHWM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if growth := (peak - before) << 10; growth >= 32<<20 {
+		t.Errorf("cored's peak RSS grew by %d MiB (from %d MiB before the upload to %d MiB), want under 32 MiB", growth>>20, before>>10, peak>>10)
+	}
+
+	// cp of the kept content on the same disk, for comparison.
+	kept, _ := filepath.Glob(filepath.Join(data, "files", "*", "*"))
+	if len(kept) != 1 {
+		t.Fatalf("contents kept: %v", kept)
+	}
+	start = time.Now()
+	if out, err := exec.Command("cp", kept[0], filepath.Join(data, "copy.bin")).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	cp := time.Since(start)
+	_ = os.Remove(filepath.Join(data, "copy.bin"))
+	mibs := func(d time.Duration) float64 { return float64(fileSize>>20) / d.Seconds() }
+	t.Logf("200 MiB: peak RSS growth %d MiB (%d → %d MiB); upload %v (%.0f MiB/s), download %v (%.0f MiB/s), cp %v (%.0f MiB/s)",
+		(peak-before)>>10, before>>10, peak>>10, upload.Round(time.Millisecond), mibs(upload), download.Round(time.Millisecond), mibs(download), cp.Round(time.Millisecond), mibs(cp))
+}

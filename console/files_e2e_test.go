@@ -1,0 +1,34 @@
+package console_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/corehq/core/internal/nodetest"
+	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/tenant"
+)
+
+// TestUploadedFilesInABrowser: a page of another origin uploads an HTML
+// page and an SVG with script through a real <input type=file> and
+// fetch (console/e2e/files.mjs), and opening them in the console's tab
+// runs none of their script on the service's origin. The console's data
+// browser shows an uploaded image and uploads a Note's File field from
+// the record form.
+func TestUploadedFilesInABrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the browser test starts chromium")
+	}
+	chromium, node, _ := browserTools(t)
+	_, script := nodetest.Script(t, "console files browser test", filepath.Join("e2e", "files.mjs"), "playwright-core")
+	env := servertest.Start(t)
+	env.PutRelease("files", "v1", `type Note { text: String attachment: File }`)
+	token := env.CreateInstance("files.test", "files", "v1", tenant.Settings{CORS: tenant.CORS{AllowedOrigins: []string{"*"}}})
+	runScript(t, node, script, 3*time.Minute,
+		"CORE_URL="+env.URL,
+		"CORE_ADMIN_TOKEN="+servertest.AdminToken,
+		"CORE_TOKEN="+token,
+		"CHROMIUM="+chromium,
+	)
+}
