@@ -51,6 +51,9 @@ type Env struct {
 	// limiter holds the instance's rate limit, which an anonymous
 	// caller's work takes from (admitAnonymous); nil limits nothing.
 	limiter *tenant.RateLimiter
+	// sealer seals the secrets records keep (event hook keys); nil
+	// refuses to store them.
+	sealer tenant.Sealer
 }
 
 // admitAnonymous takes a token of the instance's rate limit for work an

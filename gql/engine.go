@@ -221,7 +221,7 @@ func (e *Engine) admitCaller(inst *tenant.Instance, p auth.Principal, clientIP s
 func (e *Engine) env(inst *tenant.Instance, p auth.Principal, clientIP string) Env {
 	return Env{Store: e.store, Accounts: e.accounts, Instance: inst, Release: inst.Release(),
 		Principal: p, ClientIP: clientIP, Functions: e.functions, grants: e.grants, meter: e.meter, limiter: e.limiter,
-		aggMemory: e.aggMemory}
+		aggMemory: e.aggMemory, sealer: e.instances.Sealer()}
 }
 
 // keysOf returns what authentication knows of an instance.

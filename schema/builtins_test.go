@@ -35,7 +35,7 @@ func TestBuiltins(t *testing.T) {
 	}
 	got := [][]string{records, objects, enums, inputs, m.Scalars}
 	want := [][]string{
-		{"AccessRight", "Account", "URL", "Webhook"},
+		{"AccessRight", "Account", "EventHook", "URL", "Webhook"},
 		{"GraphQLRef", "WebhookResponse"},
 		{"AccessRightType", "OpType"},
 		{"PasswordInput", "URLInput", "WebhookPayload"},

@@ -94,7 +94,7 @@ func TestParseModel(t *testing.T) {
 	for _, t := range m.Types {
 		names = append(names, t.Name)
 	}
-	if diff := cmp.Diff([]string{"AccessRight", "Account", "Author", "Book", "URL", "Webhook"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"AccessRight", "Account", "Author", "Book", "EventHook", "URL", "Webhook"}, names); diff != "" {
 		t.Errorf("record types (-want +got):\n%s", diff)
 	}
 }

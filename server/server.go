@@ -180,6 +180,7 @@ func (s *Server) operatorRoutes(e *echo.Echo) {
 	adminAPI := admin.Mount(e, s.cfg.AdminTokenHash)
 	admin.New(s.reg).Register(adminAPI)
 	admin.NewUsage(s.reg, s.engine.Meter()).Register(adminAPI)
+	admin.NewHooks(s.reg, s.st).Register(adminAPI)
 	if s.opts.hasFunctions {
 		admin.NewFunctions(s.reg, s.opts.fnPackages, s.opts.fnLogs).Register(adminAPI)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,31 +36,11 @@ func startCoredArgs(t *testing.T, args ...string) *coredProcess {
 // acknowledged write is present after a restart.
 func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 	t.Parallel()
-	uri, db := mongotest.Database(t)
-	u, err := url.Parse(uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + db
-	for name, store := range map[string][]string{
-		"bolt":  {"--data", t.TempDir()},
-		"mongo": {"--mongo-uri", u.String(), "--key-file", newKeyFile(t)},
-	} {
+	for name, store := range bothStores(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			const admin = "crash-test-admin-token-0123456789"
-			args := append([]string{"--admin-token", admin}, store...)
-			p := startCoredArgs(t, args...)
-			adminH := map[string]string{"authorization": admin}
-			if st, body := p.call(t, "PUT", "/admin/v1/apps/notes/releases/v1", adminH, map[string]any{"schema": `type Note { text: String }`}); st != 200 && st != 201 {
-				t.Fatalf("release: %d %v", st, body)
-			}
-			st, body := p.call(t, "POST", "/admin/v1/instances", adminH, map[string]any{"domain": "crash.test", "app": "notes", "release": "v1"})
-			token, _ := body["token"].(string)
-			if st != 201 || token == "" {
-				t.Fatalf("instance: %d %v", st, body)
-			}
-			h := map[string]string{"core-domain": "crash.test", "authorization": token}
+			args := append([]string{"--admin-token", "crash-test-admin-token-0123456789"}, store...)
+			p, h := startNotes(t, "crash.test", args...)
 
 			// Eight writers; the process is killed once 200 writes are
 			// acknowledged, while the writers go on.
@@ -138,6 +119,48 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 			}
 			t.Logf("%d writes acknowledged before the kill, %d records after the restart", len(acked), len(found))
 		})
+	}
+}
+
+// startNotes starts `cored serve` with args (which give --admin-token),
+// publishes app notes (type Note { text: String }) and creates an
+// instance of it on domain; h holds the instance's headers.
+func startNotes(t *testing.T, domain string, args ...string) (p *coredProcess, h map[string]string) {
+	t.Helper()
+	p = startCoredArgs(t, args...)
+	adminH := map[string]string{"authorization": args[slices.Index(args, "--admin-token")+1]}
+	if st, body := p.call(t, "PUT", "/admin/v1/apps/notes/releases/v1", adminH, map[string]any{"schema": `type Note { text: String }`}); st != 200 && st != 201 {
+		t.Fatalf("release: %d %v", st, body)
+	}
+	st, body := p.call(t, "POST", "/admin/v1/instances", adminH, map[string]any{"domain": domain, "app": "notes", "release": "v1"})
+	token, _ := body["token"].(string)
+	if st != 201 || token == "" {
+		t.Fatalf("instance: %d %v", st, body)
+	}
+	return p, map[string]string{"core-domain": domain, "authorization": token}
+}
+
+// mongoURL returns the URL of a new database of the MongoDB-wire test
+// server.
+func mongoURL(t *testing.T) string {
+	t.Helper()
+	uri, db := mongotest.Database(t)
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + db
+	return u.String()
+}
+
+// bothStores returns the flags of `cored serve` for each store: a new
+// data directory, and a new database of the MongoDB-wire test server with
+// a key file.
+func bothStores(t *testing.T) map[string][]string {
+	t.Helper()
+	return map[string][]string{
+		"bolt":  {"--data", t.TempDir()},
+		"mongo": {"--mongo-uri", mongoURL(t), "--key-file", newKeyFile(t)},
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/hooks"
 	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/metrics"
 	"github.com/corehq/core/oci"
@@ -39,7 +40,7 @@ type serveFlags struct {
 	addr, data, mongoURI, adminToken, logLevel, bodyLimit, requestTimeout, gateway, debugAddr, trustedProxies, rateLimit, metricsAddr string
 	keyFile                                                                                                                           string
 	functionMemory, functionMemoryMax, consoleAddr                                                                                    string
-	demo, reusePort                                                                                                                   bool
+	demo, reusePort, hookAllowPrivate                                                                                                 bool
 	// adminTokenInArgs: the admin token came from --admin-token, which
 	// every local user can read in the process's argv (a warning at start).
 	adminTokenInArgs bool
@@ -95,6 +96,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.IntVar(&f.gcPercent, "gc-percent", gc,
 		"how far (in %) the heap may grow past what is live before Go collects garbage: higher spends less CPU on collection and more memory; "+
 			"the GOGC environment variable, when set, wins ($CORE_GC_PERCENT)")
+	fs.BoolVar(&f.hookAllowPrivate, "hook-allow-private", envOr(getenv, "CORE_HOOK_ALLOW_PRIVATE", "") == "1",
+		"let event hooks post to loopback, private and link-local addresses (refused by default, as function fetch refuses them) ($CORE_HOOK_ALLOW_PRIVATE=1)")
 	fs.BoolVar(&f.demo, "demo", false, "deploy the demo app on demo.local, seed it and print a curl to try it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -303,6 +306,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		go failures.SweepEvery(sctx, time.Minute, func(err error) { log.Warn("sweeping failed logins failed", zap.Error(err)) })
 	}
 	go meter.Run(sctx, func(err error) { log.Warn("flushing usage counts failed", zap.Error(err)) })
+	// Event hooks: the instances' changes posted to their endpoints; on
+	// MongoDB each instance's hooks by one process at a time (a lease).
+	hcfg := hooks.DefaultConfig()
+	hcfg.AllowPrivate, hcfg.Shared = f.hookAllowPrivate, f.mongoURI != ""
+	deliveries := hooks.New(dataStore, reg, keys, hcfg, log)
+	delivered := make(chan struct{})
+	go func() { defer close(delivered); deliveries.Run(sctx) }()
+	defer func() { stop(); <-delivered }() // the cursors are written before the store closes
 	// The key file is read again when it changes (cored keys rotate,
 	// retire): new sessions are signed with its active key, and what the
 	// store keeps sealed is sealed again with it.
