@@ -196,15 +196,28 @@ func TestEventHookRefusedAndDisabled(t *testing.T) {
 }
 
 // TestEventHookSessionsMayNotWrite: a user session cannot write an
-// EventHook (it would see every record of the instance).
+// EventHook (it would see every record of the instance), even with an
+// SBP grant on the type; nothing is stored.
 func TestEventHookSessionsMayNotWrite(t *testing.T) {
 	t.Parallel()
 	env := servertest.Start(t)
 	token := hookInstance(t, env, "session.test")
-	_ = token
-	st, body := env.GraphQL("session.test", "", hookUpsert, map[string]any{"v": map[string]any{"EventHook": map[string]any{"url": "https://example.com", "secret": "whsec_" + strings.Repeat("A", 32)}}})
-	if msg, code := servertest.FirstError(body); st == http.StatusOK && msg == "" || code == "" {
-		t.Errorf("an anonymous EventHook upsert answered %d %s", st, jsonText(body))
+	accountID := upsertOK(t, env, "session.test", token, map[string]any{"Account": map[string]any{"username": "ada", "password": map[string]any{"value": "correct horse battery"}}})
+	upsertOK(t, env, "session.test", token, map[string]any{"AccessRight": map[string]any{"resource": "*", "resourceType": "EventHook",
+		"operationType": "*", "operation": "*", "permissionType": "SBP", "members": []any{map[string]any{"core": map[string]any{"id": accountID}}}}})
+	st, body := env.GraphQL("session.test", "", `{ login(username: "ada", password: "correct horse battery") { sessionToken } }`, nil)
+	login, _ := body["data"].(map[string]any)["login"].(map[string]any)
+	session, _ := login["sessionToken"].(string)
+	if st != http.StatusOK || session == "" {
+		t.Fatalf("login: %d %s", st, jsonText(body))
+	}
+	st, body = env.GraphQL("session.test", session, hookUpsert, map[string]any{"v": map[string]any{"EventHook": map[string]any{"url": "https://example.com", "secret": "whsec_" + strings.Repeat("A", 32)}}})
+	if msg, code := servertest.FirstError(body); code != "FORBIDDEN" || !strings.Contains(msg, "instance token only") {
+		t.Errorf("a session's EventHook upsert answered %d %s, want FORBIDDEN naming the rule", st, jsonText(body))
+	}
+	st, body = env.GraphQL("session.test", token, `{ find(type: EventHook, arcql: "*") { edges { cursor } } }`, nil)
+	if data, _ := body["data"].(map[string]any); st != http.StatusOK || fmt.Sprint(data["find"]) != "map[edges:[]]" {
+		t.Errorf("after the refused upsert: %d %s, want no hook", st, jsonText(body))
 	}
 }
 
