@@ -245,6 +245,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer imgs.Close()
+	var deliveries *hooks.Service // the event hooks, started below (metrics read them once served)
 	// On MongoDB several processes may serve the instances: they count
 	// each other (tenant.Peers) and divide the rate limits.
 	peers := tenant.NewPeers(st, peerInterval)
@@ -252,7 +253,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	srvOpts := []server.Option{server.WithFunctions(fns.packages, fns.logs), server.WithImages(imgs)}
 	var m *metrics.Metrics
 	if f.metricsAddr != "" {
-		m = metrics.New(metrics.Sources{DocumentCache: gql.DocumentCacheStats, Instances: func() int { return len(reg.Instances()) }})
+		m = metrics.New(metrics.Sources{DocumentCache: gql.DocumentCacheStats, Instances: func() int { return len(reg.Instances()) },
+			HookPosts: func() (uint64, uint64) { s := deliveries.Stats(); return s.Delivered, s.Failed }})
 		dataStore, calls = m.Store(st), m.Functions(runtime)
 		srvOpts = append(srvOpts, server.WithMetrics(m))
 	}
@@ -269,6 +271,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	engine := gql.NewEngine(gcfg, dataStore, reg, accounts, log, gql.WithFunctions(calls), gql.WithFunctionLog(fns.logs),
 		gql.WithRateShare(peers.Count), gql.WithMeter(meter))
 	srv := server.New(cfg, log, st, reg, engine, srvOpts...)
+	hcfg := hooks.DefaultConfig()
+	hcfg.AllowPrivate, hcfg.Shared = f.hookAllowPrivate, f.mongoURI != ""
+	deliveries = hooks.New(dataStore, reg, keys, hcfg, log)
 	if consoleLn != nil {
 		log.Info("console listening", zap.String("addr", consoleLn.Addr().String()))
 	}
@@ -308,9 +313,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	go meter.Run(sctx, func(err error) { log.Warn("flushing usage counts failed", zap.Error(err)) })
 	// Event hooks: the instances' changes posted to their endpoints; on
 	// MongoDB each instance's hooks by one process at a time (a lease).
-	hcfg := hooks.DefaultConfig()
-	hcfg.AllowPrivate, hcfg.Shared = f.hookAllowPrivate, f.mongoURI != ""
-	deliveries := hooks.New(dataStore, reg, keys, hcfg, log)
 	delivered := make(chan struct{})
 	go func() { defer close(delivered); deliveries.Run(sctx) }()
 	defer func() { stop(); <-delivered }() // the cursors are written before the store closes
