@@ -128,6 +128,7 @@ func (s *Service) scan(ctx context.Context) error {
 	var stop []*worker
 	for id, w := range s.workers {
 		if !keep[id] {
+			w.gone.Store(byID[id] == nil)
 			stop = append(stop, w)
 			delete(s.workers, id)
 		}

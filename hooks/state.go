@@ -144,21 +144,27 @@ func States(ctx context.Context, st store.Store, instanceID string) (map[string]
 	return out, nil
 }
 
-// Forget removes what the store keeps of an instance's hooks (its
-// deletion).
+// Forget removes what the store keeps of an instance's hooks: their
+// states, its leases and its mark (tenant.Directory.OnDelete calls it
+// when the instance is deleted).
 func Forget(ctx context.Context, st store.Store, instanceID string) error {
-	docs, err := st.ListDocs(ctx, docState)
-	if err != nil {
+	if err := st.DeleteDoc(ctx, docHooked, instanceID); err != nil {
 		return err
 	}
-	for key := range docs {
-		if strings.HasPrefix(key, instanceID+"/") {
-			if err := st.DeleteDoc(ctx, docState, key); err != nil {
-				return err
+	for _, kind := range []string{docState, docLease} {
+		docs, err := st.ListDocs(ctx, kind)
+		if err != nil {
+			return err
+		}
+		for key := range docs {
+			if strings.HasPrefix(key, instanceID+"/") {
+				if err := st.DeleteDoc(ctx, kind, key); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	return st.DeleteDoc(ctx, docHooked, instanceID)
+	return nil
 }
 
 // log appends an attempt, keeping the newest n.

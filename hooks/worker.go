@@ -33,6 +33,8 @@ type worker struct {
 	until  atomic.Int64
 	cancel context.CancelFunc
 	done   chan struct{}
+	// gone is set when the instance was deleted: nothing is written.
+	gone atomic.Bool
 
 	runs   map[string]*run
 	loaded time.Time
@@ -51,7 +53,11 @@ type run struct {
 
 func (w *worker) main(ctx context.Context) {
 	defer close(w.done)
-	defer w.saveAll(context.WithoutCancel(ctx), true)
+	defer func() {
+		if !w.gone.Load() {
+			w.saveAll(context.WithoutCancel(ctx), true)
+		}
+	}()
 	for ctx.Err() == nil {
 		if w.reload || time.Since(w.loaded) >= w.s.cfg.Scan {
 			if err := w.load(ctx); err != nil && ctx.Err() == nil {
@@ -382,6 +388,11 @@ func (w *worker) message(ctx context.Context, r *run, c *store.Change) (*message
 }
 
 func (w *worker) save(ctx context.Context, r *run) {
+	if inst := w.inst.Load(); inst != nil {
+		if cur, ok := w.s.reg.Lookup(inst.Domain); !ok || cur.ID != w.id {
+			return // the instance was deleted: its hooks' states with it
+		}
+	}
 	if err := saveState(ctx, w.s.st, w.id, r.hook.ID, r.state); err != nil {
 		if ctx.Err() == nil {
 			w.s.log.Warn("writing an event hook's cursor failed", zap.String("instance", w.id), zap.Error(err))

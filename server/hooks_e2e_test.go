@@ -146,6 +146,23 @@ func TestEventHookDelivery(t *testing.T) {
 	if state["failed"].(float64) < 2 || state["lastError"] == "" {
 		t.Errorf("state %v: want the failures counted and the last error kept", state)
 	}
+
+	// Deleting the instance removes what the store kept of its hooks.
+	inst := instanceID(t, env, "hooks.test")
+	if st, body := env.Admin(http.MethodDelete, "/instances/hooks.test", nil); st != http.StatusOK {
+		t.Fatalf("deleting the instance: %d %s", st, jsonText(body))
+	}
+	for _, kind := range []string{"hooked", "hookstate", "hooklease"} {
+		docs, err := env.Store.ListDocs(context.Background(), kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for key := range docs {
+			if strings.HasPrefix(key, inst) {
+				t.Errorf("after the instance's deletion the store keeps %s %s", kind, key)
+			}
+		}
+	}
 }
 
 // instanceID returns the id of the instance on domain.

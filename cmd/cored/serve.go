@@ -274,6 +274,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	hcfg := hooks.DefaultConfig()
 	hcfg.AllowPrivate, hcfg.Shared = f.hookAllowPrivate, f.mongoURI != ""
 	deliveries = hooks.New(dataStore, reg, keys, hcfg, log)
+	reg.OnDelete(func(ctx context.Context, id string) error { return hooks.Forget(ctx, st, id) }) // its hooks' cursors and leases
 	if consoleLn != nil {
 		log.Info("console listening", zap.String("addr", consoleLn.Addr().String()))
 	}

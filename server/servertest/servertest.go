@@ -297,6 +297,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	}
 	_, hcfg.Shared = st.(*mongo.Store)
 	deliveries := hooks.New(dataStore, reg, keys, hcfg, o.logger)
+	reg.OnDelete(func(ctx context.Context, id string) error { return hooks.Forget(ctx, st, id) }) // as cmd/cored does
 	hooksCtx, stopHooks := context.WithCancel(context.Background())
 	delivered := make(chan struct{})
 	go func() {
