@@ -100,8 +100,8 @@ type options struct {
 
 // WithHooks delivers event hooks with cfg. Without it a test server
 // delivers with hooks.DefaultConfig but posts to loopback too (the
-// receivers tests start are there), scans every 100 ms, and takes leases
-// on MongoDB as cored does.
+// receivers tests start are there); either way it takes leases on
+// MongoDB as cored does.
 func WithHooks(cfg hooks.Config) Option {
 	return func(o *options) { o.hooks = &cfg }
 }
@@ -291,7 +291,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	engine := gql.NewEngine(o.gqlCfg, dataStore, reg, accounts, o.logger, gql.WithFunctions(functions), gql.WithFunctionLog(logs),
 		gql.WithMeter(meter))
 	srv := server.New(o.cfg, o.logger, st, reg, engine, append(serverOpts, o.server...)...)
-	hcfg := hooks.Config{AllowPrivate: true, Scan: 100 * time.Millisecond}
+	hcfg := hooks.Config{AllowPrivate: true}
 	if o.hooks != nil {
 		hcfg = *o.hooks
 	}
