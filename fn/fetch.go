@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/corehq/core/internal/netguard"
 )
 
 // newTransport is the HTTP transport of every fetch. Its dialer checks
@@ -40,7 +42,7 @@ func (j *JS) newTransport() *http.Transport {
 func (j *JS) control(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return fmt.Errorf("%w: %s", errNotPublic, address)
+		return fmt.Errorf("%w: %s", netguard.ErrNotPublic, address)
 	}
 	return j.permit(ap.Addr())
 }
@@ -208,7 +210,7 @@ func (j *JS) doFetch(ctx context.Context, r *fetchRequest) (*fetchResponse, erro
 // fetchError says why a request failed without Go's wrapping noise.
 func fetchError(err error) error {
 	switch {
-	case errors.Is(err, errNotPublic):
+	case errors.Is(err, netguard.ErrNotPublic):
 		var ue *url.Error
 		host := ""
 		if errors.As(err, &ue) {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/corehq/core/internal/netguard"
 )
 
 // TestFetchRefusesPrivateDestinations: with the address check widened to
@@ -31,7 +33,7 @@ func TestFetchRefusesPrivateDestinations(t *testing.T) {
 		if a == server {
 			return nil
 		}
-		return publicAddr(a)
+		return netguard.Public(a)
 	}
 	var reached atomic.Int64
 	private := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached.Add(1) }))
@@ -114,7 +116,7 @@ func TestSlowFetchIsCut(t *testing.T) {
 		if a.IsLoopback() {
 			return nil
 		}
-		return publicAddr(a)
+		return netguard.Public(a)
 	}
 	e.publish("fetch", "v1", `exports.main = async (input) => {
 		try { const res = await fetch(input.args.url); return { status: res.status }; } catch (e) { return { failed: e.message }; }

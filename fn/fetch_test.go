@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/corehq/core/internal/netguard"
 )
 
 func TestPublicAddr(t *testing.T) {
@@ -42,9 +44,9 @@ func TestPublicAddr(t *testing.T) {
 		{"2002:7f00:1::", false},
 		{"::ffff:10.0.0.1", false},
 	} {
-		err := publicAddr(netip.MustParseAddr(tc.addr))
+		err := netguard.Public(netip.MustParseAddr(tc.addr))
 		if (err == nil) != tc.public {
-			t.Errorf("publicAddr(%s) = %v, want public=%v", tc.addr, err, tc.public)
+			t.Errorf("netguard.Public(%s) = %v, want public=%v", tc.addr, err, tc.public)
 		}
 	}
 }
@@ -95,7 +97,7 @@ func TestFetch(t *testing.T) {
 		if a.IsLoopback() {
 			return nil
 		}
-		return publicAddr(a)
+		return netguard.Public(a)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/json", func(w http.ResponseWriter, r *http.Request) {

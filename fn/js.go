@@ -16,6 +16,8 @@ import (
 	"github.com/dop251/goja/parser"
 	_ "github.com/dop251/goja_nodejs/buffer" // registers require('buffer'), behind the lazy global Buffer
 	_ "github.com/dop251/goja_nodejs/util"   // registers require('util') (util.format)
+
+	"github.com/corehq/core/internal/netguard"
 )
 
 // JS is the embedded JavaScript runtime, built on goja. Every call runs
@@ -99,7 +101,7 @@ func NewJS(cfg Config, src Source, logs LogSink) (*JS, error) {
 		cfg:     cfg,
 		src:     src,
 		logs:    logs,
-		permit:  publicAddr,
+		permit:  netguard.Public,
 		jobs:    make(chan *job),
 		workers: make(chan struct{}, cfg.MaxConcurrent),
 		stop:    make(chan struct{}),

@@ -102,7 +102,7 @@ func (c *call) sourceMembers(ctx context.Context, src access.Source) []string {
 	var ids []string
 	r, err := c.Store.Get(ctx, c.Instance.ID, src.Type, src.ID)
 	if err == nil && r.Trashed == nil {
-		ids = refIDs(r.Fields[src.Field])
+		ids = store.Strings(r.Fields[src.Field])
 	}
 	if c.sources == nil {
 		c.sources = map[access.Source][]string{}

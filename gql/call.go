@@ -56,6 +56,9 @@ type Env struct {
 	limiter *tenant.RateLimiter
 	// contents keeps uploaded files' contents; nil: none.
 	contents store.Contents
+	// sealer seals the secrets records keep (event hook keys); nil
+	// refuses to store them.
+	sealer tenant.Sealer
 }
 
 // admitAnonymous takes a token of the instance's rate limit for work an

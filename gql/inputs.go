@@ -81,7 +81,8 @@ func (b *builder) declaredInput(in *schema.Input) *graphql.InputObject {
 // field is optional so that an update sends only what changes; required
 // fields are checked when a record is created. A reference field takes a
 // nested record input (one holding only core.id references an existing
-// record); the hidden password field takes PasswordInput.
+// record); the hidden password field takes PasswordInput (other hidden fields, write-only
+// secrets, their own type).
 func (b *builder) typeInput(t *schema.Type, record bool) *graphql.InputObject {
 	return graphql.NewInputObject(graphql.InputObjectConfig{
 		Name: t.Name + "Input",
@@ -93,7 +94,7 @@ func (b *builder) typeInput(t *schema.Type, record bool) *graphql.InputObject {
 			for _, f := range t.Fields {
 				var base graphql.Input
 				switch {
-				case f.Hidden:
+				case f.Hidden && t.Name == "Account":
 					base = b.inputs["PasswordInput"]
 				case f.Kind == schema.KindRef || f.Kind == schema.KindObject:
 					base = b.inputs[f.Type+"Input"]

@@ -85,7 +85,7 @@ func resolveDelete(p graphql.ResolveParams) (any, error) {
 				if t.Name == typ && doomed[r.ID] {
 					continue
 				}
-				for _, ref := range refIDs(r.Fields[f.Name]) {
+				for _, ref := range store.Strings(r.Fields[f.Name]) {
 					if !doomed[ref] {
 						continue
 					}
@@ -217,16 +217,4 @@ func notFound(err error, typ, id string) error {
 		return errcode.New(errcode.NotFound, "%s %s does not exist", typ, id)
 	}
 	return storeError(err)
-}
-
-// refIDs returns the ids of a list reference value.
-func refIDs(v any) []string {
-	list, _ := v.([]any)
-	out := make([]string, 0, len(list))
-	for _, e := range list {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }

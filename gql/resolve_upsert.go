@@ -11,6 +11,7 @@ import (
 	"github.com/corehq/core/access"
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/hooks"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store"
 )
@@ -59,6 +60,9 @@ func resolveUpsert(p graphql.ResolveParams) (any, error) {
 	results, err := c.write(p.Context, u.ops)
 	if err != nil {
 		return nil, storeError(err)
+	}
+	if err := u.notedHooks(p.Context, results); err != nil {
+		return nil, err
 	}
 	out := make([]any, 0, len(u.top))
 	for _, i := range u.top {
@@ -173,7 +177,7 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 			return "", err
 		}
 		set[name] = val
-		if f.Hidden && !u.creating {
+		if f.Hidden && t.Name == "Account" && !u.creating {
 			// A new password revokes the account's other sessions (all of
 			// them when the instance token sets it).
 			set[auth.FieldSessionsAfter] = u.c.Accounts.Now().UnixMicro()
@@ -190,6 +194,10 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 		}
 	case access.Type:
 		if err := u.checkAccessRight(set, path); err != nil {
+			return "", err
+		}
+	case hooks.Type:
+		if err := u.checkEventHook(set, path); err != nil {
 			return "", err
 		}
 	}
@@ -248,8 +256,10 @@ func (u *upserter) value(t *schema.Type, f *schema.Field, v any, path string) (a
 func (u *upserter) one(t *schema.Type, f *schema.Field, v any, path string) (any, error) {
 	m := u.c.schema.model
 	switch {
+	case f.Hidden && t.Name == hooks.Type:
+		return u.hookSecret(v, path)
 	case f.Hidden:
-		// The only hidden field is Account.password: a PasswordInput.
+		// The other hidden field is Account.password: a PasswordInput.
 		in, _ := v.(map[string]any)
 		pw, ok := in["value"].(string)
 		if !ok {
@@ -450,6 +460,9 @@ func (u *upserter) mayWrite(t *schema.Type, id string, obj map[string]any, path 
 	}
 	if p.Kind == auth.Anonymous && (t.Name == "Account" || t.Name == access.Type) {
 		return errcode.New(errcode.Forbidden, "%s: anonymous callers may not write %s records", path, t.Name)
+	}
+	if p.Kind != auth.InstanceAdmin && t.Name == hooks.Type {
+		return errcode.New(errcode.Forbidden, "%s: %s records are written with the instance token only", path, t.Name)
 	}
 	if p.Kind != auth.User || t.Name != "Account" {
 		return nil

@@ -45,6 +45,10 @@ type Sources struct {
 	DocumentCache func() (hits, misses uint64)
 	// Instances returns how many instances are served.
 	Instances func() int
+	// HookPosts returns the event hook posts of this process that
+	// succeeded and that failed (each failure is retried, until the hook
+	// is disabled) (hooks.Service.Stats).
+	HookPosts func() (delivered, failed uint64)
 }
 
 // New returns the collectors, registered; sources' nil fields are left
@@ -83,6 +87,20 @@ func New(src Sources) *Metrics {
 					return float64(hits)
 				}
 				return float64(misses)
+			}))
+		}
+	}
+	if src.HookPosts != nil {
+		for _, outcome := range []string{"delivered", "failed"} {
+			m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "core_hook_posts_total", Help: "Event hook posts, by outcome: delivered, or failed (to be retried).",
+				ConstLabels: prometheus.Labels{"outcome": outcome},
+			}, func() float64 {
+				delivered, failed := src.HookPosts()
+				if outcome == "delivered" {
+					return float64(delivered)
+				}
+				return float64(failed)
 			}))
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/internal/hooktest"
 	"github.com/corehq/core/metrics"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
@@ -25,8 +26,10 @@ func TestMain(m *testing.M) { servertest.MainCheckingLogs(m) }
 // /metrics.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
-	m := metrics.New(metrics.Sources{DocumentCache: gql.DocumentCacheStats, Instances: func() int { return 1 }})
-	env := servertest.Start(t, servertest.WithMetrics(m))
+	var env *servertest.Env
+	m := metrics.New(metrics.Sources{DocumentCache: gql.DocumentCacheStats, Instances: func() int { return 1 },
+		HookPosts: func() (uint64, uint64) { s := env.Hooks.Stats(); return s.Delivered, s.Failed }})
+	env = servertest.Start(t, servertest.WithMetrics(m))
 	env.PutRelease("m", "v1", `type Note { text: String }
 type Query { hello(name: String): String @fn(name: "hello", version: "v1") }`)
 	token := env.CreateInstance("m.test", "m", "v1", tenant.Settings{})
@@ -51,6 +54,15 @@ type Query { hello(name: String): String @fn(name: "hello", version: "v1") }`)
 	if res, _ := env.DoRaw(http.MethodGet, "/metrics", nil, nil); res.StatusCode != http.StatusNotFound {
 		t.Errorf("/metrics on the public listener: %d, want 404", res.StatusCode)
 	}
+
+	// An event hook posts a note's change.
+	rcv := hooktest.Start(t)
+	for _, v := range []map[string]any{{"EventHook": map[string]any{"url": rcv.URL, "secret": rcv.Secret, "types": []any{"Note"}}}, {"Note": map[string]any{"text": "x"}}} {
+		if st, body := env.GraphQL("m.test", token, `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`, map[string]any{"v": v}); st != http.StatusOK || body["errors"] != nil {
+			t.Fatalf("upsert: %d %v", st, body)
+		}
+	}
+	rcv.WaitFor(t, "the post counted", func(*hooktest.Receiver) bool { return env.Hooks.Stats().Delivered >= 1 })
 
 	scrape := httptest.NewServer(m.Handler())
 	defer scrape.Close()
@@ -108,6 +120,7 @@ type Query { hello(name: String): String @fn(name: "hello", version: "v1") }`)
 		{"core_document_cache_lookups_total", map[string]string{"result": "hit"}, 1},
 		{"core_document_cache_lookups_total", map[string]string{"result": "miss"}, 1},
 		{"core_instances", nil, 1},
+		{"core_hook_posts_total", map[string]string{"outcome": "delivered"}, 1},
 	} {
 		if got := value(c.family, c.labels); got < c.min {
 			t.Errorf("%s%v = %v, want at least %v", c.family, c.labels, got, c.min)

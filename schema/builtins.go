@@ -90,6 +90,24 @@ type AccessRight {
   resourceOwnerId: String
 }
 
+"Posts the changes of the instance's records to url, signed per Standard Webhooks (docs/reactions.md); written with the instance token only."
+type EventHook {
+  "The endpoint: an http or https URL."
+  url: String!
+  "The record types whose changes are posted; absent or empty: every type."
+  types: [String!]
+  "CREATED, UPDATED, TRASHED, UNTRASHED or DELETED; absent or empty: all."
+  operations: [String!]
+  "Only the records this ArcQL filter matches (after the change; before it for DELETED)."
+  arcql: String
+  "false pauses the hook; absent or true: active. The service sets false when deliveries keep failing."
+  enabled: Boolean
+  "Write-only: the signing key, whsec_ and the base64 of 24 to 64 random bytes; kept sealed, never returned."
+  secret: String!
+  "Set by the service when it disables the hook: why."
+  lastError: String
+}
+
 "The URL of a request that reached a webhook."
 type URL @indices(sets: [["path"]]) {
   path: String!
@@ -174,7 +192,7 @@ const builtinSDLName = "core:builtins.graphql"
 // (stored, queried, upserted); the other built-in object types are embedded.
 func isBuiltinRecord(name string) bool {
 	switch name {
-	case "Account", "Webhook", "URL", "AccessRight", "File":
+	case "Account", "Webhook", "URL", "AccessRight", "File", "EventHook":
 		return true
 	}
 	return false
@@ -182,7 +200,7 @@ func isBuiltinRecord(name string) bool {
 
 // isBuiltinHidden reports whether a built-in field is write-only.
 func isBuiltinHidden(typ, field string) bool {
-	return typ == "Account" && field == "password"
+	return (typ == "Account" && field == "password") || (typ == "EventHook" && field == "secret")
 }
 
 // graphQLScalars are GraphQL's own scalars, known without declaration.

@@ -35,7 +35,7 @@ func TestBuiltins(t *testing.T) {
 	}
 	got := [][]string{records, objects, enums, inputs, m.Scalars}
 	want := [][]string{
-		{"AccessRight", "Account", "File", "URL", "Webhook"},
+		{"AccessRight", "Account", "EventHook", "File", "URL", "Webhook"},
 		{"FileURL", "GraphQLRef", "WebhookResponse"},
 		{"AccessRightType", "FileStatus", "OpType"},
 		{"PasswordInput", "URLInput", "WebhookPayload"},

@@ -197,6 +197,7 @@ func (s *Server) operatorRoutes(e *echo.Echo) {
 	if o := s.engine.Outbox(); o != nil {
 		admin.NewMail(s.reg, o).Register(adminAPI)
 	}
+	admin.NewHooks(s.reg, s.st).Register(adminAPI)
 	if s.opts.hasFunctions {
 		admin.NewFunctions(s.reg, s.opts.fnPackages, s.opts.fnLogs).Register(adminAPI)
 	}

@@ -107,3 +107,17 @@ func normalizeList[E any](field string, l []E, depth int) ([]any, error) {
 	}
 	return out, nil
 }
+
+// Strings returns the strings of a list field value ([]any), in order:
+// the ids of a list reference, the names of a list of String. Elements
+// that are not strings are left out; a value that is not a list gives none.
+func Strings(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}

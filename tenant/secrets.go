@@ -24,6 +24,10 @@ type Sealer interface {
 // by s, and open them when it loads.
 func WithSealer(s Sealer) Option { return func(r *Directory) { r.sealer = s } }
 
+// Sealer returns the directory's sealer, nil when it has none: what seals
+// the other secrets instances keep in their records (event hook keys).
+func (r *Directory) Sealer() Sealer { return r.sealer }
+
 // envAAD binds a sealed env to its instance and field: the sealed value
 // of one instance does not open as another's.
 func envAAD(instanceID string) string { return "core instance env\x00" + instanceID }

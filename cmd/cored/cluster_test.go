@@ -286,14 +286,8 @@ func TestSharedLoginThrottle(t *testing.T) {
 // instance's headers (core-domain and its token).
 func startPair(t *testing.T) (a, b *coredProcess, inst map[string]string) {
 	t.Helper()
-	uri, db := mongotest.Database(t)
-	u, err := url.Parse(uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + db
-	keys := newKeyFile(t)
-	a = startCored(t, u.String(), keys)
+	mongoURI, keys := mongoURL(t), newKeyFile(t)
+	a = startCored(t, mongoURI, keys)
 	var token string
 	deadline := time.Now().Add(30 * time.Second) // generous: progress is what counts
 	for token == "" {
@@ -305,7 +299,7 @@ func startPair(t *testing.T) (a, b *coredProcess, inst map[string]string) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	b = startCored(t, u.String(), keys)
+	b = startCored(t, mongoURI, keys)
 	admin := map[string]string{"authorization": token}
 	if st, body := a.call(t, "PUT", "/admin/v1/apps/shop/releases/v1", admin, map[string]any{"schema": `type Book { title: String }`}); st != 201 && st != 200 {
 		t.Fatalf("release: %d %v", st, body)

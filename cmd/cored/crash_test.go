@@ -138,9 +138,9 @@ func untilKilled(p *coredProcess, n, killAt int, work func(w, i int) (answered, 
 	p.stop()
 }
 
-// crashStores are the store arguments of cored for the kill tests: a
-// data directory (data) and a new database of the MongoDB test server.
-func crashStores(t *testing.T, data string) map[string][]string {
+// mongoURL returns the URL of a new database of the MongoDB-wire test
+// server.
+func mongoURL(t *testing.T) string {
 	t.Helper()
 	uri, db := mongotest.Database(t)
 	u, err := url.Parse(uri)
@@ -148,9 +148,16 @@ func crashStores(t *testing.T, data string) map[string][]string {
 		t.Fatal(err)
 	}
 	u.Path = "/" + db
+	return u.String()
+}
+
+// crashStores are the store arguments of cored for the kill tests: a
+// data directory (data) and a new database of the MongoDB test server.
+func crashStores(t *testing.T, data string) map[string][]string {
+	t.Helper()
 	return map[string][]string{
 		"bolt":  {"--data", data},
-		"mongo": {"--mongo-uri", u.String(), "--key-file", newKeyFile(t)},
+		"mongo": {"--mongo-uri", mongoURL(t), "--key-file", newKeyFile(t)},
 	}
 }
 

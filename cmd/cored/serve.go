@@ -24,6 +24,7 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/hooks"
 	"github.com/corehq/core/internal/periodic"
 	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/mail"
@@ -43,7 +44,7 @@ type serveFlags struct {
 	functionMemory, functionMemoryMax, consoleAddr                                                                                    string
 	backupDir, backupEvery                                                                                                            string
 	backupKeep                                                                                                                        int
-	demo, reusePort                                                                                                                   bool
+	demo, reusePort, hookAllowPrivate                                                                                                 bool
 	// adminTokenInArgs: the admin token came from --admin-token, which
 	// every local user can read in the process's argv (a warning at start).
 	adminTokenInArgs bool
@@ -108,6 +109,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		return f, usageError{fmt.Sprintf("CORE_BACKUP_KEEP %q: not a whole number", getenv("CORE_BACKUP_KEEP"))}
 	}
 	fs.IntVar(&f.backupKeep, "backup-keep", keep, "how many backups to keep in --backup-dir, the newest; 0 keeps all ($CORE_BACKUP_KEEP)")
+	fs.BoolVar(&f.hookAllowPrivate, "hook-allow-private", envOr(getenv, "CORE_HOOK_ALLOW_PRIVATE", "") == "1",
+		"let event hooks post to loopback, private and link-local addresses (refused by default, as function fetch refuses them) ($CORE_HOOK_ALLOW_PRIVATE=1)")
 	fs.BoolVar(&f.demo, "demo", false, "deploy the demo app on demo.local, seed it and print a curl to try it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -255,6 +258,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer imgs.Close()
+	var deliveries *hooks.Service // the event hooks, started below (metrics read them once served)
 	// On MongoDB several processes may serve the instances: they count
 	// each other (tenant.Peers) and divide the rate limits.
 	peers := tenant.NewPeers(st, peerInterval)
@@ -262,7 +266,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	srvOpts := []server.Option{server.WithFunctions(fns.packages, fns.logs), server.WithImages(imgs)}
 	var m *metrics.Metrics
 	if f.metricsAddr != "" {
-		m = metrics.New(metrics.Sources{DocumentCache: gql.DocumentCacheStats, Instances: func() int { return len(reg.Instances()) }})
+		m = metrics.New(metrics.Sources{DocumentCache: gql.DocumentCacheStats, Instances: func() int { return len(reg.Instances()) },
+			HookPosts: func() (uint64, uint64) { s := deliveries.Stats(); return s.Delivered, s.Failed }})
 		dataStore, calls = m.Store(st), m.Functions(runtime)
 		srvOpts = append(srvOpts, server.WithMetrics(m))
 	}
@@ -292,6 +297,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	srv := server.New(cfg, log, st, reg, engine, srvOpts...)
+	hcfg := hooks.DefaultConfig()
+	hcfg.AllowPrivate, hcfg.Shared = f.hookAllowPrivate, f.mongoURI != ""
+	deliveries = hooks.New(dataStore, reg, keys, hcfg, log)
+	reg.OnDelete(func(ctx context.Context, id string) error { return hooks.Forget(ctx, st, id) }) // its hooks' cursors and leases
 	if consoleLn != nil {
 		log.Info("console listening", zap.String("addr", consoleLn.Addr().String()))
 	}
@@ -337,6 +346,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	go meter.Run(sctx, func(err error) { log.Warn("flushing usage counts failed", zap.Error(err)) })
 	go mail.NewWorker(mail.DefaultConfig(), outbox, reg.Instances).Run(sctx, func(err error) { log.Warn("sending mail failed", zap.Error(err)) })
+	// Event hooks: the instances' changes posted to their endpoints; on
+	// MongoDB each instance's hooks by one process at a time (a lease).
+	delivered := make(chan struct{})
+	go func() { defer close(delivered); deliveries.Run(sctx) }()
+	defer func() { stop(); <-delivered }() // the cursors are written before the store closes
 	// The key file is read again when it changes (cored keys rotate,
 	// retire): new sessions are signed with its active key, and what the
 	// store keeps sealed is sealed again with it.

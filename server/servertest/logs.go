@@ -60,7 +60,7 @@ func noteSecrets(v any) {
 	case map[string]any:
 		for k, e := range v {
 			switch k {
-			case "token", "sessionToken", "password":
+			case "token", "sessionToken", "password", "secret":
 				if s, ok := e.(string); ok {
 					noteSecret(s)
 				}

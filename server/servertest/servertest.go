@@ -27,12 +27,14 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
+	"github.com/corehq/core/hooks"
 	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/mail"
 	"github.com/corehq/core/metrics"
 	"github.com/corehq/core/oci"
 	"github.com/corehq/core/server"
 	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/mongo"
 	"github.com/corehq/core/tenant"
 )
 
@@ -70,6 +72,8 @@ type Env struct {
 	// Meter counts the instances' requests and function calls, flushed
 	// into the store every 2 s and when the server stops.
 	Meter *tenant.Meter
+	// Hooks delivers the instances' event hooks (package hooks).
+	Hooks *hooks.Service
 
 	stopOnce sync.Once
 	stops    []func() // run in reverse by Stop
@@ -108,6 +112,15 @@ type options struct {
 	keys      *keyring.Keeper      // WithKeys
 	shared    bool                 // WithSharedLoginThrottle
 	argon2    *auth.Argon2         // WithArgon2
+	hooks     *hooks.Config        // WithHooks
+}
+
+// WithHooks delivers event hooks with cfg. Without it a test server
+// delivers with hooks.DefaultConfig but posts to loopback too (the
+// receivers tests start are there); either way it takes leases on
+// MongoDB as cored does.
+func WithHooks(cfg hooks.Config) Option {
+	return func(o *options) { o.hooks = &cfg }
 }
 
 // sharedKeys is the key ring of every test server of the process that
@@ -308,6 +321,20 @@ func Start(t testing.TB, opts ...Option) *Env {
 		gql.WithMeter(meter), gql.WithMail(outbox),
 		gql.WithContents(contentsOf(st)))
 	srv := server.New(o.cfg, o.logger, st, reg, engine, append(serverOpts, o.server...)...)
+	hcfg := hooks.Config{AllowPrivate: true}
+	if o.hooks != nil {
+		hcfg = *o.hooks
+	}
+	_, hcfg.Shared = st.(*mongo.Store)
+	deliveries := hooks.New(dataStore, reg, keys, hcfg, o.logger)
+	reg.OnDelete(func(ctx context.Context, id string) error { return hooks.Forget(ctx, st, id) }) // as cmd/cored does
+	hooksCtx, stopHooks := context.WithCancel(context.Background())
+	delivered := make(chan struct{})
+	go func() {
+		defer close(delivered)
+		deliveries.Run(hooksCtx)
+	}()
+	stops = append(stops, func() { stopHooks(); <-delivered })
 	hs := httptest.NewServer(srv.Handler())
 	stops = append(stops, hs.Close)
 	consoleURL := ""
@@ -317,7 +344,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 		consoleURL = chs.URL
 	}
 	e := &Env{t: t, URL: hs.URL, Outbox: outbox, ConsoleURL: consoleURL, Store: st, Directory: reg, Engine: engine, Accounts: accounts, Server: srv, Client: hs.Client(),
-		Packages: packages, Logs: logs, Functions: runtime, Images: imgs, Meter: meter, stops: stops}
+		Packages: packages, Logs: logs, Functions: runtime, Images: imgs, Meter: meter, Hooks: deliveries, stops: stops}
 	t.Cleanup(e.Stop) // runs before the store closes
 	return e
 }

@@ -1,16 +1,20 @@
-package fn
+// Package netguard decides which network addresses the service's own
+// outbound requests may reach: function fetch (package fn) and event
+// hook deliveries (package hooks) connect only to public addresses, so
+// that a tenant cannot make the service call its loopback, its private
+// network or a cloud metadata endpoint. Callers check the address they
+// are about to connect to, after DNS resolution (a net.Dialer Control).
+package netguard
 
 import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"net/url"
-	"strings"
 )
 
-// errNotPublic: fetch refused an address that is not on the public
-// internet.
-var errNotPublic = errors.New("address is not public")
+// ErrNotPublic: an address that is not on the public internet was
+// refused.
+var ErrNotPublic = errors.New("address is not public")
 
 // nonPublic lists the special-purpose ranges (IANA registries) that
 // netip's predicates do not cover: a function must reach none of them,
@@ -34,43 +38,19 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("fec0::/10"),       // site-local
 }
 
-// publicAddr refuses every address that is not on the public internet:
+// Public refuses every address that is not on the public internet:
 // loopback, private, link-local, multicast, unspecified and the special
 // ranges above, IPv4-mapped IPv6 included.
-func publicAddr(a netip.Addr) error {
+func Public(a netip.Addr) error {
 	a = a.Unmap()
 	if !a.IsValid() || a.IsUnspecified() || a.IsLoopback() || a.IsPrivate() ||
 		a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() || a.IsMulticast() {
-		return fmt.Errorf("%w: %s", errNotPublic, a)
+		return fmt.Errorf("%w: %s", ErrNotPublic, a)
 	}
 	for _, p := range nonPublic {
 		if p.Contains(a) {
-			return fmt.Errorf("%w: %s", errNotPublic, a)
+			return fmt.Errorf("%w: %s", ErrNotPublic, a)
 		}
 	}
 	return nil
-}
-
-// hostAllowed reports whether u's host is on an allow-list: an entry
-// names a host exactly, or "*.example.com" names every subdomain of
-// example.com (not example.com itself). Names compare case-insensitively
-// and without a trailing dot; ports do not matter.
-func hostAllowed(allow []string, u *url.URL) bool {
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	if host == "" {
-		return false
-	}
-	for _, entry := range allow {
-		e := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(entry)), ".")
-		if sub, ok := strings.CutPrefix(e, "*."); ok {
-			if sub != "" && strings.HasSuffix(host, "."+sub) {
-				return true
-			}
-			continue
-		}
-		if e != "" && host == strings.Trim(e, "[]") {
-			return true
-		}
-	}
-	return false
 }
