@@ -81,6 +81,9 @@ func (b *builder) buildType(n *named) *Type {
 			b.errs.at(fd.Position, "%s is already defined at %d:%d", subject, prev.Pos.Line, prev.Pos.Column)
 			continue
 		}
+		if record && declaresMeta(fd) {
+			continue // core: Core means exactly the implicit field
+		}
 		if msg := reservedFieldName(fd.Name, record); msg != "" {
 			b.errs.at(fd.Position, "%s: %s", subject, msg)
 		}
