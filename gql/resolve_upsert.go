@@ -404,6 +404,9 @@ func scalarValue(typ string, v any, path string) (any, error) {
 		if s, ok := emailValue(v); ok {
 			return s, nil
 		}
+		if m, ok := v.(map[string]any); ok && m["value"] != nil {
+			v = m["value"] // name what the object held
+		}
 		return nil, bad(`an e-mail address (a string, or {value: "<address>"})`)
 	}
 	// Json and custom scalars take any JSON value.
