@@ -400,6 +400,11 @@ func scalarValue(typ string, v any, path string) (any, error) {
 			return formatTime(t), nil
 		}
 		return nil, bad("a DateTime")
+	case "UUID":
+		if s, ok := uuidValue(v); ok {
+			return s, nil
+		}
+		return nil, bad("a UUID (such as 123e4567-e89b-12d3-a456-426614174000)")
 	case "Email":
 		if s, ok := emailValue(v); ok {
 			return s, nil

@@ -3,10 +3,13 @@ package gql
 import (
 	"fmt"
 	"net/mail"
+	"strings"
 	"time"
 
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
+
+	"github.com/corehq/core/schema"
 )
 
 // timeLayout is how timestamps are served: ISO-8601 UTC with milliseconds,
@@ -46,11 +49,12 @@ func parseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// newJSONScalar returns the Json scalar: any JSON value, passed through.
-func newJSONScalar() *graphql.Scalar {
+// newJSONScalar returns a scalar of any JSON value, passed through: Json,
+// and Any (Hypi's name for it).
+func newJSONScalar(name, description string) *graphql.Scalar {
 	return graphql.NewScalar(graphql.ScalarConfig{
-		Name:         "Json",
-		Description:  "Any JSON value.",
+		Name:         name,
+		Description:  description,
 		Serialize:    func(v any) any { return v },
 		ParseValue:   func(v any) any { return v },
 		ParseLiteral: literalValue,
@@ -95,21 +99,25 @@ func newDateTimeScalar() *graphql.Scalar {
 	})
 }
 
-// newEmailInputScalar returns EmailInput, the input of an Email: the
-// address as a string, or as Hypi's object {value: "<address>"} (in a
-// literal its value may be a variable; the resolvers read arguments as the
-// client sent them, rawArg). Email values are kept as the address alone,
-// so a type other than null is refused rather than dropped.
-func newEmailInputScalar() *graphql.Scalar {
+// newUUIDScalar returns the UUID scalar: a UUID in its 36-character text
+// form, kept in lower case.
+func newUUIDScalar() *graphql.Scalar {
+	return checkedScalar("UUID", "A UUID such as 123e4567-e89b-12d3-a456-426614174000.", uuidValue, nil)
+}
+
+// checkedScalar returns a scalar whose inputs value checks and normalizes
+// (a string literal, a variable's value, or, when object is set, an
+// object literal it checks) and whose output is the value as kept.
+func checkedScalar(name, description string, value func(any) (string, bool), object func(*ast.ObjectValue) any) *graphql.Scalar {
 	parse := func(v any) any {
-		if s, ok := emailValue(v); ok {
+		if s, ok := value(v); ok {
 			return s
 		}
 		return nil
 	}
 	return graphql.NewScalar(graphql.ScalarConfig{
-		Name:        "EmailInput",
-		Description: "An e-mail address such as ada@example.com, or {value: \"ada@example.com\"} (type, when given, must be null: it is not kept).",
+		Name:        name,
+		Description: description,
 		Serialize:   func(v any) any { return v },
 		ParseValue:  parse,
 		ParseLiteral: func(v ast.Value) any {
@@ -117,11 +125,33 @@ func newEmailInputScalar() *graphql.Scalar {
 			case *ast.StringValue:
 				return parse(v.Value)
 			case *ast.ObjectValue:
-				return emailLiteral(v)
+				if object != nil {
+					return object(v)
+				}
 			}
 			return nil
 		},
 	})
+}
+
+// uuidValue returns a UUID input in lower case: a string of the
+// 36-character form (8-4-4-4-12 hexadecimal digits).
+func uuidValue(v any) (string, bool) {
+	s, ok := v.(string)
+	if !ok || !schema.ValidUUID(s) {
+		return "", false
+	}
+	return strings.ToLower(s), true
+}
+
+// newEmailInputScalar returns EmailInput, the input of an Email: the
+// address as a string, or as Hypi's object {value: "<address>"} (in a
+// literal its value may be a variable; the resolvers read arguments as the
+// client sent them, rawArg). Email values are kept as the address alone,
+// so a type other than null is refused rather than dropped.
+func newEmailInputScalar() *graphql.Scalar {
+	return checkedScalar("EmailInput", "An e-mail address such as ada@example.com, or {value: \"ada@example.com\"} (without type: it is not kept).",
+		emailValue, emailLiteral)
 }
 
 // emailLiteral checks an object literal of an EmailInput: value a valid

@@ -197,6 +197,8 @@ func scalarWants(name string) string {
 		return "a Boolean (true or false)"
 	case "DateTime":
 		return "a DateTime (an ISO-8601 timestamp string)"
+	case "UUID":
+		return "a UUID (a string such as 123e4567-e89b-12d3-a456-426614174000)"
 	case "EmailInput":
 		return `an EmailInput (an address as a string, or {"value": "<address>"})`
 	}

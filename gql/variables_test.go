@@ -18,7 +18,7 @@ func TestCheckInput(t *testing.T) {
 	in := graphql.NewInputObject(graphql.InputObjectConfig{Name: "In", Fields: graphql.InputObjectConfigFieldMap{
 		"name":   {Type: graphql.String},
 		"tags":   {Type: graphql.NewList(graphql.NewNonNull(graphql.String))},
-		"meta":   {Type: newJSONScalar()},
+		"meta":   {Type: newJSONScalar("Json", "Any JSON value.")},
 		"own":    {Type: newCustomScalar("Money")},
 		"email":  {Type: newEmailInputScalar()},
 		"when":   {Type: newDateTimeScalar()},
@@ -47,7 +47,7 @@ func TestCheckInput(t *testing.T) {
 		{"an object for a list of String", graphql.NewList(graphql.String), obj, "variable $x: expected a String, got an object"},
 		{"a list in a list of String", graphql.NewList(graphql.String), []any{"a", []any{"b"}}, "variable $x[1]: expected a String, got a list"},
 		{"null", graphql.NewNonNull(graphql.String), nil, ""},
-		{"an object for Json", newJSONScalar(), obj, ""},
+		{"an object for Json", newJSONScalar("Json", "Any JSON value."), obj, ""},
 		{"an object for a schema's scalar", newCustomScalar("Money"), obj, ""},
 		{"{value} for Email", newEmailInputScalar(), map[string]any{"value": "ada@example.com"}, ""},
 		{"another object for Email", newEmailInputScalar(), obj, `variable $x: expected an EmailInput (an address as a string, or {"value": "<address>"}), got an object`},

@@ -485,6 +485,8 @@ func scalarSchema(name string) obj {
 		return obj{"type": "boolean"}
 	case "DateTime":
 		return obj{"type": "string", "format": "date-time"}
+	case "UUID":
+		return obj{"type": "string", "format": "uuid"}
 	case "EmailInput":
 		address := obj{"type": "string", "format": "email"}
 		return obj{"anyOf": []any{address, obj{"type": "object", "required": []string{"value"}, "additionalProperties": false,

@@ -468,3 +468,30 @@ func TestDeclaredMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestHypiScalars: Any and UUID are built in; a schema written before
+// they were may declare them itself, meaning the built-ins; Any is a Json
+// (no @unique) and UUID a validated string.
+func TestHypiScalars(t *testing.T) {
+	t.Parallel()
+	m, err := Parse("scalar UUID\nscalar Any\ntype Tag { ref: UUID @unique\n data: Any}", DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Scalars) != 0 {
+		t.Errorf("Scalars = %v, want none (the declarations mean the built-ins)", m.Scalars)
+	}
+	_, err = Parse("type Tag { data: Any @unique }", DefaultLimits())
+	if err == nil || !strings.Contains(err.Error(), "@unique is not allowed on an Any field") {
+		t.Errorf("@unique on Any: %v", err)
+	}
+	for s, want := range map[string]bool{
+		"123e4567-e89b-12d3-a456-426614174000": true, "123E4567-E89B-12D3-A456-426614174000": true,
+		"123e4567e89b12d3a456426614174000": false, "123e4567-e89b-12d3-a456-42661417400g": false,
+		"{123e4567-e89b-12d3-a456-426614174000}": false, "": false,
+	} {
+		if ValidUUID(s) != want {
+			t.Errorf("ValidUUID(%q) = %v, want %v", s, !want, want)
+		}
+	}
+}

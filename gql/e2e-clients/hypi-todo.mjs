@@ -9,13 +9,9 @@
 // passed and exits 1 with the failure otherwise.
 
 import assert from 'node:assert/strict';
+import { env } from './env.mjs';
 import { buildClientSchema, getIntrospectionQuery, parse, validate, validateSchema } from 'graphql';
 
-const env = (name) => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
 const base = env('CORE_URL');
 const domain = env('CORE_DOMAIN');
 const instanceToken = env('CORE_TOKEN');
