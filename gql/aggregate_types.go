@@ -41,7 +41,7 @@ type aggKinds struct {
 func aggregatable(t *schema.Type) []*schema.Field {
 	var out []*schema.Field
 	for _, f := range t.Fields {
-		if f.Hidden || f.List || f.Kind == schema.KindObject || f.Name == "groupValues" || (f.Kind == schema.KindScalar && f.Type == "Json") {
+		if f.Hidden || f.List || f.Kind == schema.KindObject || f.Name == "groupValues" || (f.Kind == schema.KindScalar && schema.IsJSONScalar(f.Type)) {
 			continue
 		}
 		out = append(out, f)

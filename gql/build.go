@@ -22,6 +22,7 @@ type builder struct {
 	typeEnum *graphql.Enum
 	union    *graphql.Union
 	core     *graphql.Object
+	email    *graphql.Object
 	pageInfo *graphql.Object
 	conn     *graphql.Object
 	// accessToken is the answer of login and loginByEmail.
@@ -41,9 +42,11 @@ func newBuilder(m *schema.Model, cfg Config) *builder {
 			"Float":    graphql.Float,
 			"Boolean":  graphql.Boolean,
 			"ID":       graphql.ID,
-			"Json":     newJSONScalar(),
+			"Json":     newJSONScalar("Json", "Any JSON value."),
+			"Any":      newJSONScalar("Any", "Any JSON value, as Json (Hypi's name for it)."),
+			"UUID":     newUUIDScalar(),
 			"DateTime": newDateTimeScalar(),
-			"Email":    newEmailScalar(),
+			"Email":    newEmailInputScalar(),
 		},
 		enums:   map[string]*graphql.Enum{},
 		objects: map[string]*graphql.Object{},
@@ -153,6 +156,13 @@ func warm(s *graphql.Schema) {
 
 // named returns the output type for a model type name.
 func (b *builder) named(name string) graphql.Output {
+	if name == "Email" {
+		// Email's input is the scalar EmailInput, its output this object.
+		if b.email == nil {
+			b.email = newEmailObject()
+		}
+		return b.email
+	}
 	if s, ok := b.scalars[name]; ok {
 		return s
 	}

@@ -463,7 +463,7 @@ var bookstoreDocuments = []struct {
 		Variables: map[string]any{"s": true, "i": false}}},
 	{"bad variable", Request{Query: `query($t: CoreMutationType!) { find(type: $t, arcql: "*") { edges { cursor } } }`, Variables: map[string]any{"t": "Nope"}}},
 	{"missing variable", Request{Query: `query($t: CoreMutationType!) { find(type: $t, arcql: "*") { edges { cursor } } }`}},
-	{"account", Request{Query: `{ find(type: Account, arcql: "*") { edges { node { ... on Account { username emails enabled } } } } }`}},
+	{"account", Request{Query: `{ find(type: Account, arcql: "*") { edges { node { ... on Account { username emails { value type } enabled } } } } }`}},
 	{"introspection falls back", Request{Query: `{ __type(name: "Book") { name kind fields { name } } }`}},
 	{"wrong login", Request{Query: `query($u: String!, $p: String!) { login(username: $u, password: $p) { core sessionToken sessionExpires errorCode errorMsg } }`,
 		Variables: map[string]any{"u": "nobody", "p": "not the password"}}},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
 )
 
@@ -78,8 +79,8 @@ func TestLogin(t *testing.T) {
 				t.Errorf("sessionExpires = %.0f, want about %.0f (7 days, Unix seconds)", expires, week)
 			}
 			me := &client{t: t, env: c.env, domain: c.domain, token: token}
-			acct := me.data(`query($id: String!) { get(type: Account, id: $id) { ... on Account { username emails } } }`, map[string]any{"id": id})
-			if diff := cmp.Diff(map[string]any{"username": "ada", "emails": []any{"ada@example.com"}}, acct["get"]); diff != "" {
+			acct := me.data(`query($id: String!) { get(type: Account, id: $id) { ... on Account { username emails { value } } } }`, map[string]any{"id": id})
+			if diff := cmp.Diff(map[string]any{"username": "ada", "emails": []any{map[string]any{"value": "ada@example.com"}}}, acct["get"]); diff != "" {
 				t.Errorf("own Account through the session (-want +got):\n%s", diff)
 			}
 		})
@@ -345,31 +346,61 @@ func TestLoginThrottle(t *testing.T) {
 	}
 }
 
-// TestEmailAsObject checks that an e-mail may be given as {value: "…"}, in
-// a literal (as ../shared/bench/core.sh sends it) or a variable, and is
-// stored and served as the string.
+// hypiSignUpDoc is the sign-up document of Hypi's example apps: the
+// e-mail an object literal with a variable inside.
+const hypiSignUpDoc = `mutation createAccount($username: String!, $password: String!, $email: String!) {
+  createAccount(value: {username: $username, password: {value: $password}, emails: [{value: $email}]}) { id created createdBy }
+}`
+
+// TestEmailAsObject checks that an e-mail may be given as a string or as
+// Hypi's {value: "…"}, in a literal (with a variable inside, as Hypi's
+// example apps sign up) or a variable; it is kept as the address (login by
+// e-mail finds it) and served as Hypi's object {value type}.
 func TestEmailAsObject(t *testing.T) {
 	t.Parallel()
 	c := newBookstore(t)
+	const pw = "Bench-User-Pass-1"
 	c.data(`mutation { createAccount(value: {username: "lit", password: {value: "Bench-User-Pass-1"}, emails: [{value: "lit@example.com"}]}) { id } }`, nil)
-	c.data(createAccountDoc, map[string]any{"v": map[string]any{"username": "var", "password": map[string]any{"value": "Bench-User-Pass-1"},
+	c.data(`mutation { createAccount(value: {username: "str", password: {value: "Bench-User-Pass-1"}, emails: ["str@example.com"]}) { id } }`, nil)
+	c.data(createAccountDoc, map[string]any{"v": map[string]any{"username": "var", "password": map[string]any{"value": pw},
 		"emails": []any{map[string]any{"value": "var@example.com"}}}})
-	for _, who := range []string{"lit", "var"} {
-		_, body := c.env.GraphQL(c.domain, "", loginByEmailDoc, map[string]any{"e": who + "@example.com", "p": "Bench-User-Pass-1"})
+	c.data(createAccountDoc, map[string]any{"v": map[string]any{"username": "strvar", "password": map[string]any{"value": pw},
+		"emails": []any{"strvar@example.com"}}})
+	_, body := c.env.GraphQL(c.domain, c.token, hypiSignUpDoc, map[string]any{"username": "hyp", "password": pw, "email": "hyp@example.com"})
+	if id, _ := path(body, "data", "createAccount", "id").(string); id == "" {
+		t.Fatalf("Hypi's sign-up: %s", dump(body))
+	}
+	for _, who := range []string{"lit", "str", "var", "strvar", "hyp"} {
+		_, body := c.env.GraphQL(c.domain, "", loginByEmailDoc, map[string]any{"e": who + "@example.com", "p": pw})
 		if token, _ := path(body, "data", "loginByEmail", "sessionToken").(string); token == "" {
 			t.Errorf("loginByEmail %s@example.com: %s", who, dump(body))
 		}
-		found := c.data(`query($q: String!) { find(type: Account, arcql: $q) { edges { node { ... on Account { emails } } } } }`,
-			map[string]any{"q": "username = '" + who + "'"})
-		if diff := cmp.Diff([]any{map[string]any{"node": map[string]any{"emails": []any{who + "@example.com"}}}}, path(found, "find", "edges")); diff != "" {
+		found := c.data(`query($q: String!) { find(type: Account, arcql: $q) { edges { node { ... on Account { emails { value type } } } } } }`,
+			map[string]any{"q": "emails = '" + who + "@example.com'"})
+		want := []any{map[string]any{"node": map[string]any{"emails": []any{map[string]any{"value": who + "@example.com", "type": nil}}}}}
+		if diff := cmp.Diff(want, path(found, "find", "edges")); diff != "" {
 			t.Errorf("%s's emails (-want +got):\n%s", who, diff)
 		}
 	}
-	for _, bad := range []string{`{value: 3}`, `{value: "x@example.com", primary: true}`, `{address: "x@example.com"}`, `{value: "not an address"}`} {
+	for _, bad := range []string{`{value: 3}`, `{value: "x@example.com", primary: true}`, `{value: "x@example.com", type: "work"}`,
+		`{address: "x@example.com"}`, `{value: "not an address"}`} {
 		status, body := c.env.GraphQL(c.domain, c.token, `mutation { createAccount(value: {username: "bad", password: {value: "Bench-User-Pass-1"}, emails: [`+bad+`]}) { id } }`, nil)
-		if status != 400 || !strings.Contains(dump(body), "Email") {
-			t.Errorf("emails: [%s]: %d %s; want 400 naming Email", bad, status, dump(body))
+		if status != 400 || !strings.Contains(dump(body), "EmailInput") {
+			t.Errorf("emails: [%s]: %d %s; want 400 naming EmailInput", bad, status, dump(body))
 		}
+	}
+	_, body = c.env.GraphQL(c.domain, c.token, hypiSignUpDoc, map[string]any{"username": "bad", "password": pw, "email": "not an address"})
+	msg, code := servertest.FirstError(body)
+	if want := `value.emails[0]: "not an address" is not an e-mail address`; code != "BAD_REQUEST" || !strings.HasPrefix(msg, want) {
+		t.Errorf("Hypi's sign-up with a bad e-mail: %s %q; want BAD_REQUEST %q", code, msg, want)
+	}
+	status, body := c.env.GraphQL(c.domain, c.token, createAccountDoc, map[string]any{"v": map[string]any{"username": "bad", "password": map[string]any{"value": pw},
+		"emails": []any{map[string]any{"value": "t@example.com", "type": "work"}}}})
+	if status != 400 || !strings.Contains(dump(body), "EmailInput") {
+		t.Errorf("emails [{value, type}] in a variable: %d %s; want 400 naming EmailInput", status, dump(body))
+	}
+	if n := len(path(c.data(`{ find(type: Account, arcql: "username = 'bad'") { edges { cursor } } }`, nil), "find", "edges").([]any)); n != 0 {
+		t.Errorf("refused sign-ups wrote %d accounts", n)
 	}
 }
 

@@ -50,7 +50,7 @@ func zooStateOf(ctx context.Context) *zooState { s, _ := ctx.Value(zooKey{}).(*z
 
 func newZooSchema(t testing.TB) *graphql.Schema {
 	t.Helper()
-	jsonScalar := newJSONScalar()
+	jsonScalar := newJSONScalar("Json", "Any JSON value.")
 	color := graphql.NewEnum(graphql.EnumConfig{Name: "Color", Values: graphql.EnumValueConfigMap{
 		"RED": {Value: "red"}, "GREEN": {Value: "green"}, "BLUE": {Value: 3},
 	}})

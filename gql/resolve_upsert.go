@@ -410,9 +410,17 @@ func scalarValue(typ string, v any, path string) (any, error) {
 			return formatTime(t), nil
 		}
 		return nil, bad("a DateTime")
+	case "UUID":
+		if s, ok := uuidValue(v); ok {
+			return s, nil
+		}
+		return nil, bad("a UUID (such as 123e4567-e89b-12d3-a456-426614174000)")
 	case "Email":
 		if s, ok := emailValue(v); ok {
 			return s, nil
+		}
+		if m, ok := v.(map[string]any); ok && m["value"] != nil {
+			v = m["value"] // name what the object held
 		}
 		return nil, bad(`an e-mail address (a string, or {value: "<address>"})`)
 	}

@@ -3,10 +3,13 @@ package gql
 import (
 	"fmt"
 	"net/mail"
+	"strings"
 	"time"
 
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
+
+	"github.com/corehq/core/schema"
 )
 
 // timeLayout is how timestamps are served: ISO-8601 UTC with milliseconds,
@@ -46,11 +49,12 @@ func parseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// newJSONScalar returns the Json scalar: any JSON value, passed through.
-func newJSONScalar() *graphql.Scalar {
+// newJSONScalar returns a scalar of any JSON value, passed through: Json,
+// and Any (Hypi's name for it).
+func newJSONScalar(name, description string) *graphql.Scalar {
 	return graphql.NewScalar(graphql.ScalarConfig{
-		Name:         "Json",
-		Description:  "Any JSON value.",
+		Name:         name,
+		Description:  description,
 		Serialize:    func(v any) any { return v },
 		ParseValue:   func(v any) any { return v },
 		ParseLiteral: literalValue,
@@ -95,20 +99,25 @@ func newDateTimeScalar() *graphql.Scalar {
 	})
 }
 
-// newEmailScalar returns the Email scalar: an e-mail address. Input takes
-// the address as a string, or as {value: "<address>"} (the shape of a
-// password input, which clients of other services send for e-mails too);
-// output is always the string.
-func newEmailScalar() *graphql.Scalar {
+// newUUIDScalar returns the UUID scalar: a UUID in its 36-character text
+// form, kept in lower case.
+func newUUIDScalar() *graphql.Scalar {
+	return checkedScalar("UUID", "A UUID such as 123e4567-e89b-12d3-a456-426614174000.", uuidValue, nil)
+}
+
+// checkedScalar returns a scalar whose inputs value checks and normalizes
+// (a string literal, a variable's value, or, when object is set, an
+// object literal it checks) and whose output is the value as kept.
+func checkedScalar(name, description string, value func(any) (string, bool), object func(*ast.ObjectValue) any) *graphql.Scalar {
 	parse := func(v any) any {
-		if s, ok := emailValue(v); ok {
+		if s, ok := value(v); ok {
 			return s
 		}
 		return nil
 	}
 	return graphql.NewScalar(graphql.ScalarConfig{
-		Name:        "Email",
-		Description: "An e-mail address such as ada@example.com (as input also {value: \"ada@example.com\"}).",
+		Name:        name,
+		Description: description,
 		Serialize:   func(v any) any { return v },
 		ParseValue:  parse,
 		ParseLiteral: func(v ast.Value) any {
@@ -116,10 +125,8 @@ func newEmailScalar() *graphql.Scalar {
 			case *ast.StringValue:
 				return parse(v.Value)
 			case *ast.ObjectValue:
-				if len(v.Fields) == 1 && v.Fields[0].Name.Value == "value" {
-					if s, ok := v.Fields[0].Value.(*ast.StringValue); ok {
-						return parse(s.Value)
-					}
+				if object != nil {
+					return object(v)
 				}
 			}
 			return nil
@@ -127,10 +134,82 @@ func newEmailScalar() *graphql.Scalar {
 	})
 }
 
+// uuidValue returns a UUID input in lower case: a string of the
+// 36-character form (8-4-4-4-12 hexadecimal digits).
+func uuidValue(v any) (string, bool) {
+	s, ok := v.(string)
+	if !ok || !schema.ValidUUID(s) {
+		return "", false
+	}
+	return strings.ToLower(s), true
+}
+
+// newEmailInputScalar returns EmailInput, the input of an Email: the
+// address as a string, or as Hypi's object {value: "<address>"} (in a
+// literal its value may be a variable; the resolvers read arguments as the
+// client sent them, rawArg). Email values are kept as the address alone,
+// so a type other than null is refused rather than dropped.
+func newEmailInputScalar() *graphql.Scalar {
+	return checkedScalar("EmailInput", "An e-mail address such as ada@example.com, or {value: \"ada@example.com\"} (without type: it is not kept).",
+		emailValue, emailLiteral)
+}
+
+// emailLiteral checks an object literal of an EmailInput: value a valid
+// address or a variable (its value is checked when the resolver reads it),
+// no other member (type is not kept). A variable's value answers as the variable's name,
+// which no resolver reads (they read arguments through rawArg).
+func emailLiteral(v *ast.ObjectValue) any {
+	var out any
+	for _, f := range v.Fields {
+		switch f.Name.Value {
+		case "value":
+			switch fv := f.Value.(type) {
+			case *ast.StringValue:
+				if !validEmail(fv.Value) {
+					return nil
+				}
+				out = fv.Value
+			case *ast.Variable:
+				out = "$" + fv.Name.Value
+			default:
+				return nil
+			}
+		default: // type among them: it is not kept (and this parser has no null literal)
+			return nil
+		}
+	}
+	return out
+}
+
+// newEmailObject returns Email, the output of an Email value: Hypi's
+// object {value type}. The source is the address as stored (or an object
+// holding it as value, from a function); type is always null (it is not
+// kept).
+func newEmailObject() *graphql.Object {
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name:        "Email",
+		Description: "An e-mail address.",
+		Fields: graphql.Fields{
+			"value": &graphql.Field{Type: graphql.NewNonNull(graphql.String), Description: "The address, such as ada@example.com.",
+				Resolve: func(p graphql.ResolveParams) (any, error) {
+					if m, ok := p.Source.(map[string]any); ok { // a function's answer in Hypi's shape
+						return m["value"], nil
+					}
+					return p.Source, nil
+				}},
+			"type": &graphql.Field{Type: graphql.String, Description: "Always null: Core keeps the address alone.",
+				Resolve: func(graphql.ResolveParams) (any, error) { return nil, nil }},
+		},
+	})
+}
+
 // emailValue returns the address an Email input holds: a string, or an
-// object whose only member "value" is the string.
+// object whose member "value" is the string (and "type", if present, null).
 func emailValue(v any) (string, bool) {
-	if m, ok := v.(map[string]any); ok && len(m) == 1 {
+	if m, ok := v.(map[string]any); ok {
+		if t, has := m["type"]; (has && t != nil) || len(m) > 2 || (len(m) == 2 && !has) {
+			return "", false
+		}
 		v = m["value"]
 	}
 	s, ok := v.(string)

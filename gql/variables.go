@@ -125,9 +125,9 @@ func checkInput(t graphql.Input, v any, path string) error {
 		if want == "" {
 			return nil // Json and the schema's own scalars take any value
 		}
-		if t.Name() == "Email" {
-			if m, ok := v.(map[string]any); ok && len(m) == 1 {
-				if _, ok := m["value"].(string); ok {
+		if t.Name() == "EmailInput" {
+			if _, ok := v.(map[string]any); ok {
+				if _, ok := emailValue(v); ok {
 					return nil
 				}
 			}
@@ -197,8 +197,10 @@ func scalarWants(name string) string {
 		return "a Boolean (true or false)"
 	case "DateTime":
 		return "a DateTime (an ISO-8601 timestamp string)"
-	case "Email":
-		return `an Email (a string, or {"value": "<address>"})`
+	case "UUID":
+		return "a UUID (a string such as 123e4567-e89b-12d3-a456-426614174000)"
+	case "EmailInput":
+		return `an EmailInput (an address as a string, or {"value": "<address>"})`
 	}
 	return ""
 }

@@ -485,8 +485,12 @@ func scalarSchema(name string) obj {
 		return obj{"type": "boolean"}
 	case "DateTime":
 		return obj{"type": "string", "format": "date-time"}
-	case "Email":
-		return obj{"type": "string", "format": "email"}
+	case "UUID":
+		return obj{"type": "string", "format": "uuid"}
+	case "EmailInput":
+		address := obj{"type": "string", "format": "email"}
+		return obj{"anyOf": []any{address, obj{"type": "object", "required": []string{"value"}, "additionalProperties": false,
+			"properties": obj{"value": address}}}}
 	}
 	return obj{} // Json and the schema's own scalars: any JSON value
 }

@@ -56,7 +56,7 @@ func scalarFieldKind(scalar string) arcql.FieldKind {
 		return arcql.FieldBoolean
 	case "DateTime":
 		return arcql.FieldTime
-	case "Json":
+	case "Json", "Any":
 		return arcql.FieldJSON
 	}
 	return arcql.FieldString

@@ -9,6 +9,12 @@ const builtinSDL = `
 "Any JSON value: an object, array, string, number, boolean or null."
 scalar Json
 
+"Any JSON value, as Json (Hypi's name for it)."
+scalar Any
+
+"A UUID in its text form, such as 123e4567-e89b-12d3-a456-426614174000; validated on input and kept in lower case."
+scalar UUID
+
 "A date and time in ISO-8601 (RFC 3339) form, such as 2024-05-01T12:00:00Z; served in UTC."
 scalar DateTime
 

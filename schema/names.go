@@ -3,6 +3,8 @@ package schema
 import (
 	"fmt"
 	"strings"
+
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // reservedTypeName explains why an application may not name a type name,
@@ -32,7 +34,7 @@ func reservedFieldName(name string, record bool) string {
 	case strings.HasPrefix(name, "__"):
 		return "names starting with __ are reserved"
 	case record && name == "core":
-		return "core is reserved for the record metadata"
+		return "core is reserved for the record metadata; a type may declare it only as core: Core"
 	}
 	return ""
 }
@@ -44,4 +46,13 @@ var generatedSuffixes = []struct{ suffix, what string }{
 	{"Aggs", "aggregates type"},
 	{"GroupBy", "group-by input type"},
 	{"AggField", "aggregated-field enum"},
+}
+
+// declaresMeta reports whether a record type's field declares the metadata
+// itself, as `core: Core` (or `core: Core!`) with no arguments or
+// directives: it means exactly the implicit field, as Hypi's schemas
+// declare `hypi: Hypi`.
+func declaresMeta(fd *ast.FieldDefinition) bool {
+	return fd.Name == "core" && fd.Type != nil && fd.Type.Elem == nil && fd.Type.NamedType == "Core" &&
+		len(fd.Arguments) == 0 && len(fd.Directives) == 0
 }

@@ -240,6 +240,7 @@ func (b *builder) declareUser(doc *ast.SchemaDocument) {
 				prev.def = def
 			case prev.kind == kindRoot && def.Kind != ast.Object:
 				b.errs.at(def.Position, "%s is the name of a root type; declare it as type %s", name, name)
+			case redeclarable(prev, string(def.Kind)):
 			case prev.builtin:
 				b.errs.at(def.Position, "%s is a built-in type", name)
 			default:

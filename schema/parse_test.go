@@ -142,7 +142,10 @@ func TestParseErrors(t *testing.T) {
 		{"root name as enum", "enum Query { A }",
 			Errors{{1, 6, "Query is the name of a root type; declare it as type Query"}}},
 		{"field named core", "type Book { core: String }",
-			Errors{{1, 13, "field Book.core: core is reserved for the record metadata"}}},
+			Errors{{1, 13, "field Book.core: core is reserved for the record metadata; a type may declare it only as core: Core"}}},
+		{"core declared as a list of Core", "type Book { core: [Core] }",
+			Errors{{1, 13, "field Book.core: core is reserved for the record metadata; a type may declare it only as core: Core"},
+				{1, 20, "field Book.core: unknown type Core"}}},
 		{"field starting with __", "type Book { __x: String }",
 			Errors{{1, 13, "field Book.__x: names starting with __ are reserved"}}},
 		{"argument starting with __", "type Query { f(__a: Int): Int }",
@@ -270,7 +273,7 @@ func TestParseErrors(t *testing.T) {
 		{"refused type not reported again", "type CoreX { a: Int }\ntype Book { x: CoreX }",
 			Errors{{1, 6, "CoreX: type names starting with Core are reserved"}}},
 		{"several problems in source order", "type Book {\n  a: Strin\n  core: Int\n}\ntype Query { find: Int }",
-			Errors{{2, 6, "field Book.a: unknown type Strin"}, {3, 3, "field Book.core: core is reserved for the record metadata"}, {5, 14, "field Query.find: find is a built-in root field"}}},
+			Errors{{2, 6, "field Book.a: unknown type Strin"}, {3, 3, "field Book.core: core is reserved for the record metadata; a type may declare it only as core: Core"}, {5, 14, "field Query.find: find is a built-in root field"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -444,5 +447,51 @@ func TestErrorsFormat(t *testing.T) {
 				t.Error("errors.As(Errors) = false")
 			}
 		})
+	}
+}
+
+// TestDeclaredMeta: a record type may declare its metadata as core: Core
+// (Hypi's schemas declare hypi: Hypi); the Model is the one without it.
+func TestDeclaredMeta(t *testing.T) {
+	t.Parallel()
+	for _, sdl := range []string{"type Book { core: Core\n title: String }", "type Book { title: String\n core: Core! }"} {
+		m, err := Parse(sdl, DefaultLimits())
+		if err != nil {
+			t.Fatalf("%q: %v", sdl, err)
+		}
+		book, _ := m.Type("Book")
+		if len(book.Fields) != 1 || book.Fields[0].Name != "title" {
+			t.Errorf("%q: Book's fields = %v, want title only", sdl, book.Fields)
+		}
+		if _, ok := book.Field("core"); ok {
+			t.Errorf("%q: core is a stored field", sdl)
+		}
+	}
+}
+
+// TestHypiScalars: Any and UUID are built in; a schema written before
+// they were may declare them itself, meaning the built-ins; Any is a Json
+// (no @unique) and UUID a validated string.
+func TestHypiScalars(t *testing.T) {
+	t.Parallel()
+	m, err := Parse("scalar UUID\nscalar Any\ntype Tag { ref: UUID @unique\n data: Any}", DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Scalars) != 0 {
+		t.Errorf("Scalars = %v, want none (the declarations mean the built-ins)", m.Scalars)
+	}
+	_, err = Parse("type Tag { data: Any @unique }", DefaultLimits())
+	if err == nil || !strings.Contains(err.Error(), "@unique is not allowed on an Any field") {
+		t.Errorf("@unique on Any: %v", err)
+	}
+	for s, want := range map[string]bool{
+		"123e4567-e89b-12d3-a456-426614174000": true, "123E4567-E89B-12D3-A456-426614174000": true,
+		"123e4567e89b12d3a456426614174000": false, "123e4567-e89b-12d3-a456-42661417400g": false,
+		"{123e4567-e89b-12d3-a456-426614174000}": false, "": false,
+	} {
+		if ValidUUID(s) != want {
+			t.Errorf("ValidUUID(%q) = %v, want %v", s, !want, want)
+		}
 	}
 }

@@ -81,6 +81,9 @@ func (b *builder) buildType(n *named) *Type {
 			b.errs.at(fd.Position, "%s is already defined at %d:%d", subject, prev.Pos.Line, prev.Pos.Column)
 			continue
 		}
+		if record && declaresMeta(fd) {
+			continue // core: Core means exactly the implicit field
+		}
 		if msg := reservedFieldName(fd.Name, record); msg != "" {
 			b.errs.at(fd.Position, "%s: %s", subject, msg)
 		}
@@ -129,8 +132,9 @@ func (b *builder) checkUnique(subject string, f *Field, d *ast.Directive) {
 		b.errs.at(d.Position, "%s: @unique is not allowed on an embedded object", subject)
 	case f.Kind == KindRef && f.List:
 		b.errs.at(d.Position, "%s: @unique is not allowed on a list of references", subject)
-	case f.Type == "Json":
-		b.errs.at(d.Position, "%s: @unique is not allowed on a Json field", subject)
+	case IsJSONScalar(f.Type):
+		article := map[string]string{"Json": "a", "Any": "an"}[f.Type]
+		b.errs.at(d.Position, "%s: @unique is not allowed on %s %s field", subject, article, f.Type)
 	case f.Hidden:
 		b.errs.at(d.Position, "%s: @unique is not allowed on a hidden field", subject)
 	}

@@ -114,6 +114,8 @@ func scalarLiteralOK(scalar string, v *ast.Value) bool {
 	case "DateTime":
 		_, err := time.Parse(time.RFC3339Nano, v.Raw)
 		return str && err == nil
+	case "UUID":
+		return str && ValidUUID(v.Raw)
 	case "Email":
 		a, err := mail.ParseAddress(v.Raw)
 		return str && err == nil && a.Address == v.Raw

@@ -12,15 +12,11 @@
 // otherwise. It waits on events only; HANG_GUARD_MS bounds each wait.
 
 import assert from 'node:assert/strict';
+import { env } from './env.mjs';
 import WebSocket from 'ws';
 import { createClient as createWSClient } from 'graphql-ws';
 import { createClient as createSSEClient } from 'graphql-sse';
 
-const env = (name) => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
 const base = env('CORE_URL');
 const domain = env('CORE_DOMAIN');
 const instanceToken = env('CORE_TOKEN');
