@@ -38,28 +38,20 @@ func lineOf(r *store.Record) recordLine {
 // keepKind returns v with every float64 as a json.Number holding a
 // decimal point or an exponent, which store.NormalizeValue reads back as
 // a float64 (an integer-looking number would become an int64).
-func keepKind(v any) any {
-	switch v := v.(type) {
-	case float64:
-		s := strconv.FormatFloat(v, 'g', -1, 64)
-		if !strings.ContainsAny(s, ".eEn") { // n: NaN and Inf, which Marshal refuses
-			s += ".0"
-		}
-		return json.Number(s)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = keepKind(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = keepKind(e)
-		}
-		return out
+func keepKind(v any) any { return store.MapValue(v, floatAsNumber) }
+
+// floatAsNumber returns a float64 as a json.Number that reads back as a
+// float (it always has a point or an exponent); other values as they are.
+func floatAsNumber(v any) any {
+	f, ok := v.(float64)
+	if !ok {
+		return v
 	}
-	return v
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eEn") { // n: NaN and Inf, which Marshal refuses
+		s += ".0"
+	}
+	return json.Number(s)
 }
 
 // parseRecord reads one record line.

@@ -108,6 +108,30 @@ func normalizeList[E any](field string, l []E, depth int) ([]any, error) {
 	return out, nil
 }
 
+// MapValue returns a deep copy of a record value: lists and objects are
+// copied, and every other value is leaf(value), or the value itself when
+// leaf is nil. A caller given the copy shares nothing with v.
+func MapValue(v any, leaf func(any) any) any {
+	switch v := v.(type) {
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = MapValue(e, leaf)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = MapValue(e, leaf)
+		}
+		return out
+	}
+	if leaf == nil {
+		return v
+	}
+	return leaf(v)
+}
+
 // Strings returns the strings of a list field value ([]any), in order:
 // the ids of a list reference, the names of a list of String. Elements
 // that are not strings are left out; a value that is not a list gives none.

@@ -443,20 +443,4 @@ func (d *decoder) value(depth int) any {
 
 // cloneValue deep-copies a normalized value, so that a record handed to a
 // caller shares nothing with one the store keeps using.
-func cloneValue(v any) any {
-	switch v := v.(type) {
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = cloneValue(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = cloneValue(e)
-		}
-		return out
-	}
-	return v
-}
+func cloneValue(v any) any { return store.MapValue(v, nil) }
