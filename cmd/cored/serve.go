@@ -42,7 +42,7 @@ type serveFlags struct {
 	addr, data, mongoURI, adminToken, logLevel, bodyLimit, requestTimeout, gateway, debugAddr, trustedProxies, rateLimit, metricsAddr string
 	keyFile                                                                                                                           string
 	functionMemory, functionMemoryMax, consoleAddr                                                                                    string
-	backupDir, backupEvery                                                                                                            string
+	backupDir, backupEvery, fileSweepAge                                                                                              string
 	backupKeep                                                                                                                        int
 	demo, reusePort, hookAllowPrivate                                                                                                 bool
 	// adminTokenInArgs: the admin token came from --admin-token, which
@@ -111,6 +111,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.IntVar(&f.backupKeep, "backup-keep", keep, "how many backups to keep in --backup-dir, the newest; 0 keeps all ($CORE_BACKUP_KEEP)")
 	fs.BoolVar(&f.hookAllowPrivate, "hook-allow-private", envOr(getenv, "CORE_HOOK_ALLOW_PRIVATE", "") == "1",
 		"let event hooks post to loopback, private and link-local addresses (refused by default, as function fetch refuses them) ($CORE_HOOK_ALLOW_PRIVATE=1)")
+	fs.StringVar(&f.fileSweepAge, "file-sweep-age", envOr(getenv, "CORE_FILE_SWEEP_AGE", "1h"),
+		"on MongoDB, the start's sweep removes the file contents no record names that are older than this (other processes may be uploading younger ones); "+
+			"0s removes them all, for when no other process serves the database ($CORE_FILE_SWEEP_AGE)")
 	fs.BoolVar(&f.demo, "demo", false, "deploy the demo app on demo.local, seed it and print a curl to try it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -165,6 +168,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	timeout, err := time.ParseDuration(f.requestTimeout)
 	if err != nil || timeout <= 0 {
 		return usageError{fmt.Sprintf("--request-timeout: %q is not a positive duration such as 30s", f.requestTimeout)}
+	}
+	sweepAge, err := time.ParseDuration(f.fileSweepAge)
+	if err != nil || sweepAge < 0 {
+		return usageError{fmt.Sprintf("--file-sweep-age: %q is not a duration such as 1h or 0s", f.fileSweepAge)}
 	}
 	proxies, err := server.ParseTrustedProxies(f.trustedProxies)
 	if err != nil {
@@ -293,7 +300,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	srvOpts = append(srvOpts, server.WithBackups(backups))
-	if err := sweepFiles(ctx, engine, st, log); err != nil {
+	if err := sweepFiles(ctx, engine, st, sweepAge, log); err != nil {
 		return err
 	}
 	srv := server.New(cfg, log, st, reg, engine, srvOpts...)
@@ -493,10 +500,11 @@ const fileSweepInterval = time.Hour
 
 // sweepFiles removes, before the server serves, what uploads a crash
 // interrupted left: on the embedded store every content without a
-// record (no other process writes it), on MongoDB those older than
-// fileSweepInterval (other processes may be uploading now).
-func sweepFiles(ctx context.Context, engine *gql.Engine, st store.Store, log *zap.Logger) error {
-	before := time.Now().Add(-fileSweepInterval)
+// record (no other process writes it), on MongoDB those older than age
+// (--file-sweep-age, an hour by default: other processes may be
+// uploading now; this one is not yet).
+func sweepFiles(ctx context.Context, engine *gql.Engine, st store.Store, age time.Duration, log *zap.Logger) error {
+	before := time.Now().Add(-age)
 	if _, ok := st.(*bolt.Store); ok {
 		before = time.Now()
 	}

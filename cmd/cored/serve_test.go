@@ -44,24 +44,24 @@ func TestParseServe(t *testing.T) {
 		want serveFlags
 	}{
 		{"defaults", nil, nil,
-			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s", functionMemory: "64MiB", functionMemoryMax: "256MiB", gcPercent: 200, backupKeep: 7}},
+			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s", functionMemory: "64MiB", functionMemoryMax: "256MiB", gcPercent: 200, backupKeep: 7, fileSweepAge: "1h"}},
 		{"environment", nil, map[string]string{
 			"CORE_ADDR": ":9000", "CORE_DATA_DIR": "/var/core", "CORE_MONGO_URI": "mongodb://db", "CORE_ADMIN_TOKEN": "from-env",
 			"CORE_LOG_LEVEL": "debug", "CORE_BODY_LIMIT": "2MiB", "CORE_REQUEST_TIMEOUT": "5s", "CORE_TRUSTED_PROXIES": "10.0.0.0/8",
 			"CORE_FUNCTION_MEMORY": "32MiB", "CORE_FUNCTION_MEMORY_MAX": "1GiB", "CORE_GC_PERCENT": "300",
-			"CORE_BACKUP_EVERY": "6h", "CORE_BACKUP_KEEP": "3",
+			"CORE_BACKUP_EVERY": "6h", "CORE_BACKUP_KEEP": "3", "CORE_FILE_SWEEP_AGE": "10m",
 		}, serveFlags{addr: ":9000", data: "/var/core", mongoURI: "mongodb://db", adminToken: "from-env", logLevel: "debug", bodyLimit: "2MiB", requestTimeout: "5s", trustedProxies: "10.0.0.0/8",
-			functionMemory: "32MiB", functionMemoryMax: "1GiB", gcPercent: 300, backupEvery: "6h", backupKeep: 3}},
+			functionMemory: "32MiB", functionMemoryMax: "1GiB", gcPercent: 300, backupEvery: "6h", backupKeep: 3, fileSweepAge: "10m"}},
 		{"flags win over the environment", []string{
 			"--addr", ":7000", "--data", "d", "--mongo-uri", "mongodb://flag", "--admin-token", "from-flag",
-			"--log-level", "warn", "--body-limit", "10KiB", "--demo", "--request-timeout", "1m", "--function-memory", "128MiB", "--gc-percent", "150",
+			"--log-level", "warn", "--body-limit", "10KiB", "--demo", "--request-timeout", "1m", "--function-memory", "128MiB", "--gc-percent", "150", "--file-sweep-age", "0s",
 		}, map[string]string{"CORE_ADDR": ":9000", "CORE_ADMIN_TOKEN": "from-env", "CORE_MONGO_URI": "mongodb://db", "CORE_FUNCTION_MEMORY": "32MiB", "CORE_GC_PERCENT": "300"},
 			serveFlags{addr: ":7000", data: "d", mongoURI: "mongodb://flag", adminToken: "from-flag", adminTokenInArgs: true, logLevel: "warn", bodyLimit: "10KiB", requestTimeout: "1m", demo: true,
-				functionMemory: "128MiB", functionMemoryMax: "256MiB", gcPercent: 150, backupKeep: 7}},
+				functionMemory: "128MiB", functionMemoryMax: "256MiB", gcPercent: 150, backupKeep: 7, fileSweepAge: "0s"}},
 		{"profiler", []string{"--debug-addr", "127.0.0.1:6060"}, nil,
-			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s", debugAddr: "127.0.0.1:6060", functionMemory: "64MiB", functionMemoryMax: "256MiB", gcPercent: 200, backupKeep: 7}},
+			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s", debugAddr: "127.0.0.1:6060", functionMemory: "64MiB", functionMemoryMax: "256MiB", gcPercent: 200, backupKeep: 7, fileSweepAge: "1h"}},
 		{"profiler from the environment", nil, map[string]string{"CORE_DEBUG_ADDR": "[::1]:6060"},
-			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s", debugAddr: "[::1]:6060", functionMemory: "64MiB", functionMemoryMax: "256MiB", gcPercent: 200, backupKeep: 7}},
+			serveFlags{addr: "127.0.0.1:8080", data: "./data", logLevel: "info", bodyLimit: "1MiB", requestTimeout: "30s", debugAddr: "[::1]:6060", functionMemory: "64MiB", functionMemoryMax: "256MiB", gcPercent: 200, backupKeep: 7, fileSweepAge: "1h"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseServe(tc.args, env(tc.env), io.Discard)
@@ -99,6 +99,7 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{"mongo", []string{"--mongo-uri", "mongodb://localhost", "--key-file", "{dir}/shared.keys"}, 1, "MongoDB store is not available"},
 		{"log level", []string{"--log-level", "loud"}, 2, "--log-level"},
 		{"body limit", []string{"--body-limit", "lots"}, 2, "--body-limit"},
+		{"file sweep age", []string{"--file-sweep-age", "-1h"}, 2, `--file-sweep-age: "-1h" is not a duration`},
 		{"short admin token", []string{"--admin-token", "abc"}, 1, "at least 16 characters"},
 		{"arguments", []string{"now"}, 2, "serve takes no arguments"},
 		{"public profiler", []string{"--debug-addr", "0.0.0.0:6060"}, 2, "loopback addresses only"},
