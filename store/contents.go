@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -72,7 +73,13 @@ func CopyContent(ctx context.Context, w io.Writer, r io.Reader, limit int64) (Wr
 	if limit > 0 {
 		src = io.LimitReader(src, limit+1)
 	}
-	n, err := io.Copy(io.MultiWriter(w, h), src)
+	// A reader may return little at a time (a multipart part: 4 KiB):
+	// writing each piece as it comes would cost a system call per piece.
+	bw := bufio.NewWriterSize(w, contentWriteBuffer)
+	n, err := io.Copy(io.MultiWriter(bw, h), src)
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err != nil {
 		return Written{}, err
 	}
@@ -81,6 +88,9 @@ func CopyContent(ctx context.Context, w io.Writer, r io.Reader, limit int64) (Wr
 	}
 	return Written{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
+
+// contentWriteBuffer is how much of a content CopyContent writes at once.
+const contentWriteBuffer = 256 << 10
 
 // ctxReader fails its reads once ctx has ended.
 type ctxReader struct {

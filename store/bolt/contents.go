@@ -53,7 +53,11 @@ func (d *dirContents) Put(ctx context.Context, inst, id string, r io.Reader, lim
 			_ = os.Remove(f.Name())
 		}
 	}()
-	w, err := store.CopyContent(ctx, f, r, limit)
+	var dst io.Writer = f
+	if d.sync {
+		dst = newWriteback(f)
+	}
+	w, err := store.CopyContent(ctx, dst, r, limit)
 	if err != nil {
 		return store.Written{}, err
 	}

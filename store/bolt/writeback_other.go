@@ -1,0 +1,12 @@
+//go:build !linux
+
+package bolt
+
+import (
+	"io"
+	"os"
+)
+
+// newWriteback writes a content as it is: only Linux starts the
+// writing of its pages early (writeback_linux.go).
+func newWriteback(f *os.File) io.Writer { return f }
