@@ -15,7 +15,9 @@ import (
 // fetch (console/e2e/files.mjs), and opening them in the console's tab
 // runs none of their script on the service's origin. The console's data
 // browser shows an uploaded image and uploads a Note's File field from
-// the record form.
+// the record form; its Files view lists the three files with their
+// name, type, size and owner, a thumbnail of the image and a download
+// link that downloads its bytes.
 func TestUploadedFilesInABrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the browser test starts chromium")

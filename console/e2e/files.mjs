@@ -111,6 +111,33 @@ try {
   await tab.getByRole('link', { name: /Download dot\.png/ }).waitFor();
   console.log(`console: uploaded ${fileID} from a Note's form; its record shows the image and a download link`);
 
+  // The instance's Files view lists every file: name, type, size, owner,
+  // a thumbnail of an image and a download link that downloads it.
+  await tab.goto(`${base}/console/#/data/files.test`);
+  await tab.getByRole('link', { name: 'Files of files.test' }).click();
+  await tab.getByRole('heading', { name: 'Files of files.test', level: 1 }).waitFor();
+  const files = tab.getByRole('table', { name: 'Files of files.test' });
+  await files.waitFor();
+  const rows = files.locator('tbody tr');
+  await waitFor(async () => (await rows.count()) === 3, 'the Files view to list the three uploads');
+  const listed = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.cells].slice(1, 5).map((c) => c.textContent)));
+  console.log(`files view: ${listed.map((r) => r.join(' | ')).join('; ')}`);
+  const dotRow = listed.find((r) => r[0] === 'dot.png');
+  expect(dotRow && dotRow[1] === 'image/png' && dotRow[2] === `${dot.length} B`, `the Files view's row of dot.png: ${JSON.stringify(dotRow)}`);
+  expect(listed.some((r) => r[0] === 'page.html' && r[1] === 'text/html; charset=utf-8') && listed.some((r) => r[0] === 'logo.svg'),
+    `the Files view lists the browser's uploads: ${JSON.stringify(listed)}`);
+  expect(listed.every((r) => r[3] !== ''), `every file shows an owner: ${JSON.stringify(listed)}`);
+  const thumb = tab.getByAltText('Thumbnail of dot.png');
+  await waitFor(() => thumb.evaluate((i) => i.complete && i.naturalWidth > 0), 'the thumbnail to load');
+  expect(await tab.getByAltText('Thumbnail of page.html').count() === 0, 'a page is shown a thumbnail');
+  const [saved] = await Promise.all([tab.waitForEvent('download'), tab.getByRole('link', { name: 'Download dot.png' }).click()]);
+  const savedBytes = await new Promise((resolve, reject) => {
+    saved.createReadStream().then((st) => { const parts = []; st.on('data', (c) => parts.push(c)); st.on('end', () => resolve(Buffer.concat(parts))); st.on('error', reject); }, reject);
+  });
+  expect(saved.suggestedFilename() === 'dot.png' && savedBytes.equals(dot), `the Files view's download: ${saved.suggestedFilename()}, ${savedBytes.length} bytes`);
+  if (process.env.CORE_ARTIFACTS) await tab.screenshot({ path: `${process.env.CORE_ARTIFACTS}/files-view.png`, fullPage: true });
+  console.log('files view: the thumbnail loads and the download link downloads dot.png');
+
   // A report would have come by now if any script ran: the control's came.
   await tab.goto(base + '/console/');
   await tab.getByRole('heading', { name: 'Apps and releases', level: 1 }).waitFor();

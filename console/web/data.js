@@ -18,16 +18,9 @@ export function forgetSchema(domain) { schemas.delete(domain); }
 export async function dataView(main, domain, type, heading) {
   if (!domain) return chooseInstance(main, heading);
   heading(`Data of ${domain}`);
-  const tokenInput = h('input', { type: 'password', autocomplete: 'off', spellcheck: 'false', value: session.instanceToken(domain) });
   const err = alert();
   const body = h('div');
-  const form = h('form', { class: 'card inline-form', onsubmit: (ev) => {
-    ev.preventDefault();
-    session.setInstanceToken(domain, tokenInput.value.trim());
-    schemas.delete(domain);
-    load();
-  } }, field('Instance token', tokenInput, 'The token shown when the instance was created (or rotated), or an account session token.'),
-  h('button', { type: 'submit' }, 'Use token'), err);
+  const form = tokenForm(domain, () => { schemas.delete(domain); load(); }, err);
   main.append(h('p', {}, h('a', { href: '#/instances' }, '← Instances')), form, body);
 
   async function load() {
@@ -59,6 +52,18 @@ export async function dataView(main, domain, type, heading) {
     else records.append(h('p', {}, 'Choose a record type.'));
   }
   load();
+}
+
+// tokenForm asks for the instance token of domain, keeps it in the tab
+// and calls use; err, when given, is shown in the form.
+export function tokenForm(domain, use, err = alert()) {
+  const tokenInput = h('input', { type: 'password', autocomplete: 'off', spellcheck: 'false', value: session.instanceToken(domain) });
+  return h('form', { class: 'card inline-form', onsubmit: (ev) => {
+    ev.preventDefault();
+    session.setInstanceToken(domain, tokenInput.value.trim());
+    use();
+  } }, field('Instance token', tokenInput, 'The token shown when the instance was created (or rotated), or an account session token.'),
+  h('button', { type: 'submit' }, 'Use token'), err);
 }
 
 async function chooseInstance(main, heading) {

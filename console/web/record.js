@@ -275,9 +275,16 @@ function uploadInput(domain, token, name, done) {
 // filePreview shows a File: an image's picture, and a link to its
 // content (the token in ?token=, as an <img> cannot send a header).
 export function filePreview(node, token) {
-  const url = `${new URL('..' + node.url.path, location.href)}?token=${encodeURIComponent(token || '')}`;
-  const isImage = /^image\/(png|jpeg|gif|webp)/.test(node.type || '');
+  const url = fileURL(node, token);
   return h('div', { class: 'card' }, h('h3', {}, node.name || 'File'),
-    isImage ? h('img', { src: `${url}&thumb=300x300f`, alt: `Preview of ${node.name}` }) : null,
+    isImage(node) ? h('img', { src: `${url}&thumb=300x300f`, alt: `Preview of ${node.name}` }) : null,
     h('p', {}, h('a', { href: url, download: node.name }, `Download ${node.name} (${node.size} bytes, ${node.type})`)));
 }
+
+// fileURL is a File's download address, the token in ?token=.
+export function fileURL(node, token) {
+  return `${new URL('..' + node.url.path, location.href)}?token=${encodeURIComponent(token || '')}`;
+}
+
+// isImage: the service makes thumbnails of the File's type.
+export function isImage(node) { return /^image\/(png|jpeg|gif|webp)/.test(node.type || ''); }

@@ -1,0 +1,79 @@
+// The files of an instance (#/files/{domain}): every File record, newest
+// first, with its name, type, size, owner, a thumbnail of an image and a
+// download link, a page at a time. It reads through the instance's own
+// API with the instance token the person gives (data.js's token form),
+// under the rules of every record.
+import { graphql, describe, session } from './api.js';
+import { alert, h, replace, report } from './dom.js';
+import { tokenForm } from './data.js';
+import { fileURL, isImage, recordHref } from './record.js';
+
+// filesLink is the "Files" control of the views that show an instance.
+export function filesLink(domain) {
+  return h('a', { href: `#/files/${encodeURIComponent(domain)}`, 'aria-label': `Files of ${domain}` }, 'Files');
+}
+
+const PAGE = 25;
+
+const FIND = `query CoreConsoleFiles($first: Int, $after: String) {
+  find(type: File, arcql: "* SORT core.created DESC", first: $first, after: $after) {
+    edges { node { ... on File { name type size url { path } core { id createdBy created } } } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+export function filesView(main, domain, heading) {
+  heading(`Files of ${domain}`);
+  const body = h('div');
+  main.append(h('p', {}, h('a', { href: `#/data/${encodeURIComponent(domain)}` }, `← Data of ${domain}`)),
+    tokenForm(domain, () => { stack = []; after = null; load(); }), body);
+
+  let stack = []; // the after cursors of the pages before this one
+  let after = null;
+  async function load() {
+    const token = session.instanceToken(domain);
+    if (!token) { replace(body, h('p', {}, 'Enter the instance token to list its files.')); return; }
+    const err = alert();
+    const table = h('div', { class: 'scroll', 'aria-busy': 'true' }, 'Loading…');
+    const prev = h('button', { type: 'button', disabled: stack.length === 0, onclick: () => { after = stack.pop() ?? null; load(); } }, 'Previous page');
+    const next = h('button', { type: 'button', disabled: true }, 'Next page');
+    replace(body, err, table, h('div', { class: 'inline pager' }, prev, h('span', { class: 'page', 'aria-live': 'polite' }, `Page ${stack.length + 1}`), next));
+    const r = await graphql(domain, token, FIND, { first: PAGE, after });
+    table.removeAttribute('aria-busy');
+    if (!r.ok) { replace(table); report(err, describe(r), true); return; }
+    const conn = r.body.data.find;
+    if (conn.pageInfo.hasNextPage) {
+      next.disabled = false;
+      next.addEventListener('click', () => { stack.push(after); after = conn.pageInfo.endCursor; load(); });
+    }
+    replace(table, h('table', { class: 'files' },
+      h('caption', {}, `Files of ${domain}`),
+      h('thead', {}, h('tr', {}, ['Preview', 'Name', 'Type', 'Size', 'Owner', 'Uploaded', 'Download'].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, conn.edges.length === 0
+        ? h('tr', {}, h('td', { colspan: 7 }, 'No files yet.'))
+        : conn.edges.map(({ node }) => row(domain, token, node)))));
+  }
+  load();
+}
+
+function row(domain, token, node) {
+  const url = fileURL(node, token);
+  return h('tr', {},
+    h('td', {}, isImage(node) ? h('img', { src: `${url}&thumb=100x100`, alt: `Thumbnail of ${node.name}`, width: 50, height: 50, loading: 'lazy' }) : '—'),
+    h('th', { scope: 'row' }, h('a', { href: recordHref(domain, 'File', node.core.id) }, node.name)),
+    h('td', { class: 'code' }, node.type),
+    h('td', { class: 'nowrap' }, size(node.size)),
+    h('td', { class: 'code' }, node.core.createdBy || '—'),
+    h('td', { class: 'nowrap' }, node.core.created || '—'),
+    h('td', {}, h('a', { href: url, download: node.name, 'aria-label': `Download ${node.name}` }, 'Download')));
+}
+
+// size words a byte count as people read it.
+function size(n) {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB'];
+  let v = n / 1024;
+  let i = 0;
+  for (; v >= 1024 && i < units.length - 1; i++) v /= 1024;
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}
