@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -67,30 +66,63 @@ type ContentsHolder interface {
 // most limit bytes (limit <= 0: no limit; more is ErrTooLarge), and
 // stopping when ctx ends. The Contents put what it wrote in place only
 // when it returns no error.
+//
+// It reads contentBuffer bytes at a time (a reader may return little at
+// a time, a multipart part 4 KiB: writing each piece as it comes would
+// cost a system call per piece), and hashes and writes each block while
+// it reads the next, so that an upload keeps two cores busy.
 func CopyContent(ctx context.Context, w io.Writer, r io.Reader, limit int64) (Written, error) {
 	h := sha256.New()
 	src := io.Reader(ctxReader{ctx, r})
 	if limit > 0 {
 		src = io.LimitReader(src, limit+1)
 	}
-	// A reader may return little at a time (a multipart part: 4 KiB):
-	// writing each piece as it comes would cost a system call per piece.
-	bw := bufio.NewWriterSize(w, contentWriteBuffer)
-	n, err := io.Copy(io.MultiWriter(bw, h), src)
-	if err == nil {
-		err = bw.Flush()
+	cur, next := make([]byte, contentBuffer), make([]byte, contentBuffer)
+	var size int64
+	n, rerr := readBlock(src, cur)
+	for n > 0 {
+		if size += int64(n); limit > 0 && size > limit {
+			return Written{}, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
+		}
+		written := make(chan error, 1)
+		go func(b []byte) {
+			h.Write(b)
+			_, err := w.Write(b)
+			written <- err
+		}(cur[:n])
+		m, merr := 0, rerr
+		if rerr == nil {
+			m, merr = readBlock(src, next)
+		}
+		if err := <-written; err != nil {
+			return Written{}, err
+		}
+		cur, next = next, cur
+		n, rerr = m, merr
 	}
-	if err != nil {
-		return Written{}, err
+	if rerr != io.EOF {
+		return Written{}, rerr
 	}
-	if limit > 0 && n > limit {
-		return Written{}, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
-	}
-	return Written{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	return Written{Size: size, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
-// contentWriteBuffer is how much of a content CopyContent writes at once.
-const contentWriteBuffer = 256 << 10
+// readBlock fills b from r, or returns what it read with r's error
+// (io.EOF once r has no more).
+func readBlock(r io.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := r.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// contentBuffer is how much of a content CopyContent reads, hashes and
+// writes at once.
+const contentBuffer = 256 << 10
 
 // ctxReader fails its reads once ctx has ended.
 type ctxReader struct {
