@@ -75,13 +75,7 @@ func TestHypiPasswordReminder(t *testing.T) {
 // leads to redirectTo, which must be on the instance's origins.
 func TestHypiEmailVerification(t *testing.T) {
 	t.Parallel()
-	c, sink := mailBookstore(t)
-	st, body := c.env.Admin(http.MethodPatch, "/instances/books.test", map[string]any{"requireEmailVerification": true,
-		"publicUrl": c.env.URL, "cors": map[string]any{"allowedOrigins": []string{"https://app.example.com"}}})
-	if st != http.StatusOK {
-		t.Fatalf("settings: %d %s", st, dump(body))
-	}
-	c.newAccount("ada", "ada@example.com", "correct horse battery")
+	c, sink := verifyingBookstore(t)
 	sink.Wait(t, 1) // the link sent on creation
 	anon := &client{t: t, env: c.env, domain: c.domain}
 
@@ -100,7 +94,7 @@ func TestHypiEmailVerification(t *testing.T) {
 	c.login("ada", "correct horse battery")
 
 	// Through REST, for an address with no account: the same answer, no mail.
-	st, body = c.env.Do(http.MethodPost, "/rest/v1/", map[string]string{tenant.Header: c.domain},
+	st, body := c.env.Do(http.MethodPost, "/rest/v1/", map[string]string{tenant.Header: c.domain},
 		map[string]any{"values": map[string]any{"EmailVerification": []any{
 			map[string]any{"email": "nobody@example.com"}, map[string]any{"email": "ada@example.com"}}}})
 	if list, _ := path(body, "data", "upsert").([]any); st != http.StatusOK || len(list) != 2 {

@@ -365,12 +365,11 @@ func verifyLink(t *testing.T, m mailtest.Message) string {
 	return link
 }
 
-// TestEmailVerification: under requireEmailVerification a new account is
-// sent a link and cannot log in (EMAIL_NOT_VERIFIED) until the link,
-// followed with a real HTTP client, verifies it; a link leads on only to
-// the instance's origins, and works once.
-func TestEmailVerification(t *testing.T) {
-	t.Parallel()
+// verifyingBookstore is mailBookstore requiring e-mail verification, with
+// links to its server and redirects to https://app.example.com, and the
+// account ada (ada@example.com), sent a link on creation.
+func verifyingBookstore(t *testing.T) (*client, *mailtest.Sink) {
+	t.Helper()
 	c, sink := mailBookstore(t)
 	st, body := c.env.Admin(http.MethodPatch, "/instances/books.test", map[string]any{"requireEmailVerification": true,
 		"publicUrl": c.env.URL, "cors": map[string]any{"allowedOrigins": []string{"https://app.example.com"}}})
@@ -378,6 +377,16 @@ func TestEmailVerification(t *testing.T) {
 		t.Fatalf("settings: %d %s", st, dump(body))
 	}
 	c.newAccount("ada", "ada@example.com", "correct horse battery")
+	return c, sink
+}
+
+// TestEmailVerification: under requireEmailVerification a new account is
+// sent a link and cannot log in (EMAIL_NOT_VERIFIED) until the link,
+// followed with a real HTTP client, verifies it; a link leads on only to
+// the instance's origins, and works once.
+func TestEmailVerification(t *testing.T) {
+	t.Parallel()
+	c, sink := verifyingBookstore(t)
 	first := verifyLink(t, sink.Wait(t, 1)[0])
 	anon := &client{t: t, env: c.env, domain: c.domain}
 	if _, body := anon.do(loginDoc, map[string]any{"u": "ada", "p": "correct horse battery"}); path(body, "data", "login", "errorCode") != "EMAIL_NOT_VERIFIED" ||
