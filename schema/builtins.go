@@ -136,9 +136,8 @@ type EmailVerification {
   email: Email!
   "Where the link leads after it is followed: a URL on one of the instance's origins."
   redirectTo: String
-  "The instance's smtp.from sends every message: written by no client."
+  "As in PasswordReminder, from, subject, htmlMessage and plainTextMessage are the instance's (smtp.from, mailTemplates): written by no client."
   from: String
-  "The messages are the instance's templates (mailTemplates): these three are written by no client."
   subject: String
   htmlMessage: String
   plainTextMessage: String
