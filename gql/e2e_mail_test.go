@@ -365,12 +365,11 @@ func verifyLink(t *testing.T, m mailtest.Message) string {
 	return link
 }
 
-// TestEmailVerification: under requireEmailVerification a new account is
-// sent a link and cannot log in (EMAIL_NOT_VERIFIED) until the link,
-// followed with a real HTTP client, verifies it; a link leads on only to
-// the instance's origins, and works once.
-func TestEmailVerification(t *testing.T) {
-	t.Parallel()
+// verifyingBookstore is mailBookstore requiring e-mail verification, with
+// links to its server and redirects to https://app.example.com, and the
+// account ada (ada@example.com), sent a link on creation.
+func verifyingBookstore(t *testing.T) (*client, *mailtest.Sink) {
+	t.Helper()
 	c, sink := mailBookstore(t)
 	st, body := c.env.Admin(http.MethodPatch, "/instances/books.test", map[string]any{"requireEmailVerification": true,
 		"publicUrl": c.env.URL, "cors": map[string]any{"allowedOrigins": []string{"https://app.example.com"}}})
@@ -378,6 +377,29 @@ func TestEmailVerification(t *testing.T) {
 		t.Fatalf("settings: %d %s", st, dump(body))
 	}
 	c.newAccount("ada", "ada@example.com", "correct horse battery")
+	return c, sink
+}
+
+// noFollow is an HTTP client that answers a redirect instead of following it.
+var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// followToWelcome opens a verification link asked with redirectTo
+// https://app.example.com/welcome: it must answer 303 there.
+func followToWelcome(t *testing.T, link string) {
+	t.Helper()
+	res, out := servertest.Get(t, noFollow, link)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "https://app.example.com/welcome" {
+		t.Errorf("following the link: %d to %q: %s", res.StatusCode, res.Header.Get("Location"), out)
+	}
+}
+
+// TestEmailVerification: under requireEmailVerification a new account is
+// sent a link and cannot log in (EMAIL_NOT_VERIFIED) until the link,
+// followed with a real HTTP client, verifies it; a link leads on only to
+// the instance's origins, and works once.
+func TestEmailVerification(t *testing.T) {
+	t.Parallel()
+	c, sink := verifyingBookstore(t)
 	first := verifyLink(t, sink.Wait(t, 1)[0])
 	anon := &client{t: t, env: c.env, domain: c.domain}
 	if _, body := anon.do(loginDoc, map[string]any{"u": "ada", "p": "correct horse battery"}); path(body, "data", "login", "errorCode") != "EMAIL_NOT_VERIFIED" ||
@@ -391,16 +413,12 @@ func TestEmailVerification(t *testing.T) {
 	anon.data(verify, map[string]any{"e": "ada@example.com", "r": "https://app.example.com/welcome"})
 	second := verifyLink(t, sink.Wait(t, 2)[1])
 
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, out := servertest.Get(t, noFollow, second)
-	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "https://app.example.com/welcome" {
-		t.Errorf("following the link: %d to %q: %s", res.StatusCode, res.Header.Get("Location"), out)
-	}
+	followToWelcome(t, second)
 	c.login("ada", "correct horse battery")
-	if res, out = servertest.Get(t, noFollow, second); res.StatusCode != http.StatusBadRequest || !strings.Contains(string(out), "used or expired") {
+	if res, out := servertest.Get(t, noFollow, second); res.StatusCode != http.StatusBadRequest || !strings.Contains(string(out), "used or expired") {
 		t.Errorf("the link followed again: %d %s", res.StatusCode, out)
 	}
-	if res, out = servertest.Get(t, noFollow, first); res.StatusCode != http.StatusOK || !strings.Contains(string(out), `"verified":true`) {
+	if res, out := servertest.Get(t, noFollow, first); res.StatusCode != http.StatusOK || !strings.Contains(string(out), `"verified":true`) {
 		t.Errorf("the link sent on creation: %d %s", res.StatusCode, out)
 	}
 
@@ -419,7 +437,7 @@ func TestEmailVerification(t *testing.T) {
 	if byEmail("ada.new@example.com") != "INVALID_CREDENTIALS" || byEmail("ada@example.com") != "" {
 		t.Error("the new address counts before its link is followed")
 	}
-	if res, out = servertest.Get(t, noFollow, verifyLink(t, msgs[2])); res.StatusCode != http.StatusOK {
+	if res, out := servertest.Get(t, noFollow, verifyLink(t, msgs[2])); res.StatusCode != http.StatusOK {
 		t.Errorf("following the change's link: %d %s", res.StatusCode, out)
 	}
 	if byEmail("ada.new@example.com") != "" || byEmail("ada@example.com") != "INVALID_CREDENTIALS" {

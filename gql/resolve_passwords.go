@@ -71,8 +71,14 @@ func throttled(p graphql.ResolveParams, what, key string, count bool, attempt fu
 // per client address (the login throttle's rules, with keys of their
 // own).
 func resolveRequestPasswordReset(p graphql.ResolveParams) (any, error) {
-	c := callFrom(p.Context)
 	email, _ := p.Args["email"].(string)
+	return requestPasswordReset(p, email)
+}
+
+// requestPasswordReset is requestPasswordReset's work, also done by an
+// upsert of PasswordReminder (mail_requests.go).
+func requestPasswordReset(p graphql.ResolveParams, email string) (any, error) {
+	c := callFrom(p.Context)
 	email = strings.TrimSpace(email)
 	if email == "" || len(email) > 320 {
 		return nil, errcode.New(errcode.BadRequest, "email: an e-mail address is required")

@@ -25,6 +25,9 @@ func resolveUpsert(p graphql.ResolveParams) (any, error) {
 		return nil, err
 	}
 	values, _ := rawArg(p, "values").(map[string]any)
+	if out, ok, err := upsertMailRequests(p, values); ok {
+		return out, err
+	}
 	u := newUpserter(c, p)
 	// Types in name order, so that the writes (and any error) are the same
 	// for the same input.

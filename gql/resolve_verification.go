@@ -64,10 +64,16 @@ func canSendLinks(c *call) error {
 // link after the answer (as requestPasswordReset does) when the address
 // is an account's (a session's own).
 func resolveRequestEmailVerification(p graphql.ResolveParams) (any, error) {
-	c := callFrom(p.Context)
 	email, _ := p.Args["email"].(string)
-	email = strings.TrimSpace(email)
 	redirect, _ := p.Args["redirectTo"].(string)
+	return requestEmailVerification(p, email, redirect)
+}
+
+// requestEmailVerification is requestEmailVerification's work, also done
+// by an upsert of EmailVerification (mail_requests.go).
+func requestEmailVerification(p graphql.ResolveParams, email, redirect string) (any, error) {
+	c := callFrom(p.Context)
+	email = strings.TrimSpace(email)
 	if email == "" || len(email) > 320 {
 		return nil, errcode.New(errcode.BadRequest, "email: an e-mail address is required")
 	}

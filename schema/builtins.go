@@ -114,6 +114,35 @@ type EventHook {
   lastError: String
 }
 
+"Hypi's request for a password reset code: an upsert sends the code to the account with the address to (the same answer either way); the request is not kept, and nothing of the code is read back."
+type PasswordReminder {
+  "The address the code is sent to, when an account has it."
+  to: Email!
+  "Always true in an upsert's answer: the code is valid until used or expired."
+  valid: Boolean
+  "Made by the service and sent by mail only; never written or read by clients."
+  code: String
+  "The instance's smtp.from sends every message: written by no client."
+  from: String
+  "The messages are the instance's templates (mailTemplates): these three are written by no client."
+  subject: String
+  htmlMessage: String
+  plainTextMessage: String
+}
+
+"Hypi's request for an e-mail verification link: an upsert sends the link to the account with the address email (the same answer either way); the request is not kept."
+type EmailVerification {
+  "The address to verify, when an account has it (a session's: its own account's)."
+  email: Email!
+  "Where the link leads after it is followed: a URL on one of the instance's origins."
+  redirectTo: String
+  "As in PasswordReminder, from, subject, htmlMessage and plainTextMessage are the instance's (smtp.from, mailTemplates): written by no client."
+  from: String
+  subject: String
+  htmlMessage: String
+  plainTextMessage: String
+}
+
 "The URL of a request that reached a webhook."
 type URL @indices(sets: [["path"]]) {
   path: String!
@@ -198,7 +227,7 @@ const builtinSDLName = "core:builtins.graphql"
 // (stored, queried, upserted); the other built-in object types are embedded.
 func isBuiltinRecord(name string) bool {
 	switch name {
-	case "Account", "Webhook", "URL", "AccessRight", "File", "EventHook":
+	case "Account", "Webhook", "URL", "AccessRight", "File", "EventHook", "PasswordReminder", "EmailVerification":
 		return true
 	}
 	return false

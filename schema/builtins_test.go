@@ -35,7 +35,7 @@ func TestBuiltins(t *testing.T) {
 	}
 	got := [][]string{records, objects, enums, inputs, m.Scalars}
 	want := [][]string{
-		{"AccessRight", "Account", "EventHook", "File", "URL", "Webhook"},
+		{"AccessRight", "Account", "EmailVerification", "EventHook", "File", "PasswordReminder", "URL", "Webhook"},
 		{"FileURL", "GraphQLRef", "WebhookResponse"},
 		{"AccessRightType", "FileStatus", "OpType"},
 		{"PasswordInput", "URLInput", "WebhookPayload"},

@@ -59,3 +59,12 @@ export async function channel(pages) {
   const port = server.address().port;
   return { hits, url: `http://127.0.0.1:${port}`, otherOrigin: `http://localhost:${port}`, server };
 }
+
+// finish ends a script: its failures listed (exit 1), or "ok".
+export function finish(failures) {
+  if (failures.length > 0) {
+    console.error('FAILURES:\n' + failures.map((f) => ' - ' + f).join('\n'));
+    process.exit(1);
+  }
+  console.log('ok');
+}

@@ -13,7 +13,7 @@
 // attribute, a link off the console's routes, a payload's mark), and
 // every request and browser error is watched. It waits for elements and
 // text, never for a fixed time, and prints "ok" at the end.
-import { launch, need } from './browser.mjs';
+import { finish, launch, need } from './browser.mjs';
 import { readFileSync } from 'node:fs';
 
 const base = need('CORE_URL');
@@ -161,8 +161,4 @@ try {
   await browser.close();
 }
 
-if (failures.length > 0) {
-  console.error('FAILURES:\n' + failures.map((f) => ' - ' + f).join('\n'));
-  process.exit(1);
-}
-console.log('ok');
+finish(failures);

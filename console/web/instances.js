@@ -7,6 +7,7 @@ import { alert, field, h, replace, report, status } from './dom.js';
 import { forgetSchema } from './data.js';
 import { playgroundLink } from './playground.js';
 import { hooksLink } from './functions.js';
+import { mailLink } from './mail.js';
 
 export async function instancesView(main, heading) {
   heading('Instances');
@@ -77,7 +78,7 @@ function renderInstances(list, panel, instances, apps, refresh) {
         h('td', {}, new Date(inst.created).toLocaleString()),
         h('td', { class: 'inline' }, select, button),
         h('td', { class: 'inline' }, h('a', { href: `#/data/${encodeURIComponent(inst.domain)}`, 'aria-label': `Browse data of ${inst.domain}` }, 'Browse'),
-          playgroundLink(inst.domain), hooksLink(inst.domain)),
+          playgroundLink(inst.domain), hooksLink(inst.domain), mailLink(inst.domain)),
         h('td', {}, h('button', { type: 'button', 'aria-label': `Manage ${inst.domain}`, onclick: () => {
           replace(panel, managePanel(inst, refresh, panel));
           panel.querySelector('h2').focus();
