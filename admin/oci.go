@@ -168,7 +168,9 @@ func (r *OCI) collect(c echo.Context) error {
 		}
 		opts.Grace = d
 	}
-	rep, err := r.gc.Collect(c.Request().Context(), opts)
+	// A collection walks the whole registry: like an export, it takes as
+	// long as the data does, not the request time-out (longRunning).
+	rep, err := r.gc.Collect(longRunning(c), opts)
 	if err != nil {
 		return err
 	}

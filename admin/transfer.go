@@ -36,8 +36,8 @@ func (t *Transfer) Register(g Routes) {
 }
 
 // longRunning lifts the connection's read and write deadlines and the
-// request's time-out: an export or an import takes as long as the data
-// does. The client going away still ends it (the body or the response
+// request's time-out: an export, an import or a registry collection
+// takes as long as the data does. The client going away still ends it (the body or the response
 // fails).
 func longRunning(c echo.Context) context.Context {
 	rc := http.NewResponseController(c.Response().Writer)

@@ -70,15 +70,23 @@ func (w *Worker) Run(ctx context.Context, onErr func(error)) {
 }
 
 // Pass makes one attempt of every due message, and removes the sent and
-// failed messages older than Keep.
+// failed messages older than Keep. A process none of whose instances has
+// a mail server reads nothing: no message can be queued without one (the
+// messages of an instance that drops its server wait until one has a
+// server again).
 func (w *Worker) Pass(ctx context.Context) error {
+	byID := map[string]*tenant.Instance{}
+	for _, inst := range w.instances() {
+		if inst.Settings.SMTP != nil {
+			byID[inst.ID] = inst
+		}
+	}
+	if len(byID) == 0 {
+		return nil
+	}
 	ms, err := w.out.all(ctx, "")
 	if err != nil {
 		return err
-	}
-	byID := map[string]*tenant.Instance{}
-	for _, inst := range w.instances() {
-		byID[inst.ID] = inst
 	}
 	now := w.out.now()
 	var errs []error
