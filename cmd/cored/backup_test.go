@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -162,14 +161,14 @@ func TestBackupWhileWriting(t *testing.T) {
 			}
 		}()
 	}
-	waitFor(t, "200 acknowledged notes", func() bool { return ackedCount.Load() >= 200 })
+	eventually(t, "200 acknowledged notes", func() bool { return ackedCount.Load() >= 200 })
 	archive := filepath.Join(t.TempDir(), "core.tar.gz")
 	began.Store(true)
 	code, out, errOut = runCmd(t, getenv, "backup", "--from", "http://"+p.addr, archive)
 	if code != 0 {
 		t.Fatalf("backup: exit %d\n%s%s", code, out, errOut)
 	}
-	waitFor(t, "notes written after the backup", func() bool { return during.Load() >= 20 })
+	eventually(t, "notes written after the backup", func() bool { return during.Load() >= 20 })
 	close(stop)
 	wg.Wait()
 	p.stop()
@@ -310,20 +309,4 @@ func storeRecords(t *testing.T, st store.Store) map[string]*store.Record {
 		}
 	}
 	return out
-}
-
-// waitFor polls cond until it holds, failing the test after a generous
-// minute and a half.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	limit := time.After(90 * time.Second)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-limit:
-			t.Fatalf("waited too long for %s", what)
-		}
-	}
 }
