@@ -84,16 +84,30 @@ func (t *Transfer) importInstance(c echo.Context) error {
 	settings.Env = nil
 	spec := tenant.InstanceSpec{Domain: c.Param("domain"), App: cmp.Or(c.QueryParam("app"), exp.App),
 		Release: cmp.Or(c.QueryParam("release"), exp.Release), Settings: settings}
-	var n int64
+	// The records must fit the release they are imported into (a missing
+	// release is refused by ImportInstance).
+	var check func(r *store.Record) error
+	if rel, ok := t.reg.Release(spec.App, spec.Release); ok {
+		check = func(r *store.Record) error { return tenant.Accepts(rel.Model, r) }
+	}
+	var n backup.Imported
 	inst, token, err := t.reg.ImportInstance(ctx, spec, exp.AdminAccountID, func(ctx context.Context, id string) error {
 		var err error
-		n, err = backup.Import(ctx, t.st, ar, id, settings.Quota.Store())
+		n, err = backup.Import(ctx, t.st, ar, id, backup.ImportOptions{
+			Quota: settings.Quota.Store(),
+			Check: check,
+		})
+		if err == nil && n.Files > 0 {
+			// Uploads count their files in the instance's counters; an
+			// import counts what it put the same way.
+			err = t.st.AddCounters(ctx, map[string]map[string]int64{id: {tenant.CounterFiles: n.Files, tenant.CounterFileBytes: n.FileBytes}})
+		}
 		return err
 	})
 	if err != nil {
 		return importFailed(err)
 	}
-	return c.JSON(http.StatusCreated, map[string]any{"domain": inst.Domain, "token": token, "records": n})
+	return c.JSON(http.StatusCreated, map[string]any{"domain": inst.Domain, "token": token, "records": n.Records, "files": n.Files})
 }
 
 // importFailed says why an import failed, naming the record where one is

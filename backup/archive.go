@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -112,6 +114,35 @@ func (w *Writer) Line(prefix string, v any) error {
 	return nil
 }
 
+// Content writes an entry of size bytes read from r as it goes (a file's
+// content: never held whole), hashing it on the way. Its name must be in
+// a folder named "files" (isContent), so that a Reader streams it back.
+// r yielding more or fewer bytes than size fails the archive.
+func (w *Writer) Content(name string, size int64, r io.Reader) error {
+	if !isContent(name) {
+		return fmt.Errorf("backup: content entry %q is not in a files folder", name)
+	}
+	hdr := &tar.Header{Name: name, Mode: 0o600, Size: size, ModTime: w.now, Typeflag: tar.TypeReg}
+	if err := w.tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(w.tw, h), io.LimitReader(r, size))
+	if err != nil {
+		return err
+	}
+	if n != size {
+		return fmt.Errorf("backup: content %s: %d bytes of %d", name, n, size)
+	}
+	w.sums = append(w.sums, hex.EncodeToString(h.Sum(nil))+"  "+name)
+	return nil
+}
+
+// isContent reports whether an entry is a content: one in a folder named
+// "files" ("files/<id>", "instances/<id>/files/<id>"). A Reader streams
+// contents (Entry.Body) rather than read them whole.
+func isContent(name string) bool { return path.Base(path.Dir(name)) == "files" }
+
 // Flush writes the NDJSON lines not written yet as an entry.
 func (w *Writer) Flush() error {
 	if w.buf.Len() == 0 {
@@ -147,12 +178,31 @@ type Reader struct {
 	tr       *tar.Reader
 	Manifest Manifest
 	sums     map[string]string // name → hex, as computed while reading
+	// the content entry handed out last, whose rest next reads and hashes
+	body *contentBody
 }
 
-// Entry is one entry of an archive.
+// Entry is one entry of an archive: Data holds it whole, or, for a
+// content (a file's bytes, of any size), Body reads it, until the next
+// call of Next.
 type Entry struct {
 	Name string
 	Data []byte
+	Body io.Reader
+	Size int64
+}
+
+// contentBody reads a content entry, hashing what it reads.
+type contentBody struct {
+	name string
+	r    io.Reader // the tar entry
+	h    hash.Hash
+}
+
+func (b *contentBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.h.Write(p[:n])
+	return n, err
 }
 
 // ErrCorrupt: the archive is not whole or not one of Core's.
@@ -186,12 +236,23 @@ func NewReader(r io.Reader, format string) (*Reader, error) {
 
 // next reads one entry; nil at the end of the tar.
 func (r *Reader) next() (*Entry, error) {
+	if b := r.body; b != nil {
+		r.body = nil
+		if _, err := io.Copy(io.Discard, b); err != nil {
+			return nil, fmt.Errorf("%w: entry %q: %v", ErrCorrupt, b.name, err)
+		}
+		r.sums[b.name] = hex.EncodeToString(b.h.Sum(nil))
+	}
 	hdr, err := r.tr.Next()
 	if err == io.EOF {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if hdr.Typeflag == tar.TypeReg && hdr.Size >= 0 && isContent(hdr.Name) {
+		r.body = &contentBody{name: hdr.Name, r: r.tr, h: sha256.New()}
+		return &Entry{Name: hdr.Name, Body: r.body, Size: hdr.Size}, nil
 	}
 	if hdr.Typeflag != tar.TypeReg || hdr.Size < 0 || hdr.Size > maxEntry {
 		return nil, fmt.Errorf("%w: entry %q is not a file of at most %d bytes", ErrCorrupt, hdr.Name, maxEntry)

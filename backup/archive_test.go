@@ -35,7 +35,24 @@ func filled(t *testing.T) store.Store {
 	if err := st.PutDoc(ctx, "release", "app/v1", []byte{0, 1, 2}); err != nil {
 		t.Fatal(err)
 	}
+	// A File record and its content, larger than an NDJSON entry (a
+	// content is streamed, not held whole).
+	if _, err := st.Write(ctx, "i1", []store.Op{{Kind: store.OpUpsert, Type: "File", ID: "f1", Now: now, Set: map[string]any{"name": "big.bin"}}}, store.Quota{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Contents().Put(ctx, "i1", "f1", bytes.NewReader(bigContent()), 0); err != nil {
+		t.Fatal(err)
+	}
 	return st
+}
+
+// bigContent is the content of the File record of filled.
+func bigContent() []byte {
+	b := make([]byte, 3<<20+17)
+	for i := range b {
+		b[i] = byte(i / 1000)
+	}
+	return b
 }
 
 func noDeclare(context.Context) error { return nil }
@@ -65,10 +82,19 @@ func TestRoundTrip(t *testing.T) {
 	if _, ok := mustGet(t, dst, "b1").Fields["price"].(float64); !ok {
 		t.Error("a float holding a whole number came back as another kind")
 	}
+	c, err := dst.Contents().Open(ctx, "i1", "f1")
+	if err != nil {
+		t.Fatalf("the File's content after the restore: %v", err)
+	}
+	got, err := io.ReadAll(c)
+	c.Close()
+	if err != nil || !bytes.Equal(got, bigContent()) {
+		t.Errorf("the File's content after the restore: %d bytes (%v), want the %d put", len(got), err, len(bigContent()))
+	}
 	if doc, err := dst.GetDoc(ctx, "release", "app/v1"); err != nil || !bytes.Equal(doc, []byte{0, 1, 2}) {
 		t.Errorf("document = %v, %v", doc, err)
 	}
-	_, err := backup.Restore(ctx, dst, bytes.NewReader(buf.Bytes()), noDeclare)
+	_, err = backup.Restore(ctx, dst, bytes.NewReader(buf.Bytes()), noDeclare)
 	if !errors.Is(err, backup.ErrNotEmpty) {
 		t.Errorf("a restore into a store holding data: %v, want ErrNotEmpty", err)
 	}
@@ -103,7 +129,8 @@ func TestCorruptArchives(t *testing.T) {
 		{"cut short", "corrupt", good[:len(good)*2/3], backup.FormatBackup},
 		{"not gzip", "not gzip", []byte("hello"), backup.FormatBackup},
 		{"another format", `format "core-backup"`, good, "core-export"},
-		{"entry changed", "checksum", changedEntry(t, good), backup.FormatBackup},
+		{"entry changed", "checksum", changedEntry(t, good, "records/", `"b1"`, `"b9"`), backup.FormatBackup},
+		{"content changed", "checksum", changedEntry(t, good, "files/", "\x00\x00\x00", "\x00\x01\x00"), backup.FormatBackup},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := backup.Verify(bytes.NewReader(tc.data), tc.format)
@@ -114,9 +141,9 @@ func TestCorruptArchives(t *testing.T) {
 	}
 }
 
-// changedEntry rewrites an archive with one record's text changed and
-// the original SHA256SUMS kept.
-func changedEntry(t *testing.T, good []byte) []byte {
+// changedEntry rewrites an archive with from replaced by to once in the
+// entries whose name holds in, the original SHA256SUMS kept.
+func changedEntry(t *testing.T, good []byte, in, from, to string) []byte {
 	t.Helper()
 	gz, err := gzip.NewReader(bytes.NewReader(good))
 	if err != nil {
@@ -138,8 +165,11 @@ func changedEntry(t *testing.T, good []byte) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(hdr.Name, "records/") {
-			data = bytes.Replace(data, []byte(`"b1"`), []byte(`"b9"`), 1)
+		if strings.Contains(hdr.Name, in) {
+			if !bytes.Contains(data, []byte(from)) {
+				t.Fatalf("entry %s does not hold %q", hdr.Name, from)
+			}
+			data = bytes.Replace(data, []byte(from), []byte(to), 1)
 		}
 		hdr.Size = int64(len(data))
 		if err := tw.WriteHeader(hdr); err != nil {

@@ -17,6 +17,10 @@
 //	instances/<instance id>/records/NNNNNN.ndjson
 //	                one record a line (record.go): type, id, created,
 //	                updated, trashed, createdBy, impl, fields
+//	instances/<instance id>/files/<file id>
+//	                the content of a File record, streamed (Writer.Content,
+//	                Entry.Body): an entry of the content's size, never
+//	                held whole; thumbnails are left out (made again)
 //	instances/<instance id>/counters.json
 //	                {name: value}
 //	SHA256SUMS      the SHA-256 of every other entry, as sha256sum -c
@@ -32,7 +36,7 @@
 // A section is a named part of the archive, listed in the manifest and
 // owning the entries under its name. Restore refuses an archive naming a
 // section it does not know, rather than lose its data. Data kept as
-// service documents or records (file contents, an outbox, hooks,
+// service documents or records (an outbox, hooks,
 // schedules) is in the "docs" and "instances" sections already; a part of
 // the service that keeps data elsewhere adds a Section (sections.go).
 //

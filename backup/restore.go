@@ -79,7 +79,7 @@ func Restore(ctx context.Context, st store.Store, r io.Reader, declare func(cont
 			}
 			declared = true
 		}
-		if err := s.Restore(ctx, st, rest, e.Data); err != nil {
+		if err := s.Restore(ctx, st, rest, e); err != nil {
 			return Manifest{}, fmt.Errorf("backup: %s: %w", e.Name, err)
 		}
 	}

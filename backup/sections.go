@@ -3,6 +3,7 @@ package backup
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -16,10 +17,11 @@ import (
 // in "docs" and "instances" already.
 type Section struct {
 	Name string
-	// Take writes the section's entries.
-	Take func(ctx context.Context, sn store.Snapshot, w *Writer) error
+	// Take writes the section's entries: from the snapshot, and the
+	// contents of its File records (nil when the store keeps none).
+	Take func(ctx context.Context, sn store.Snapshot, contents store.Contents, w *Writer) error
 	// Restore puts one entry back; rest is its name after "<Name>/".
-	Restore func(ctx context.Context, st store.Store, rest string, data []byte) error
+	Restore func(ctx context.Context, st store.Store, rest string, e *Entry) error
 }
 
 // Sections are the sections of a backup, in the order they are written
@@ -45,7 +47,7 @@ var transientKinds = map[string]bool{
 	"loginfail":        true, // auth: login throttling
 }
 
-func takeDocs(ctx context.Context, sn store.Snapshot, w *Writer) error {
+func takeDocs(ctx context.Context, sn store.Snapshot, _ store.Contents, w *Writer) error {
 	kinds, err := sn.DocKinds(ctx)
 	if err != nil {
 		return err
@@ -64,8 +66,8 @@ func takeDocs(ctx context.Context, sn store.Snapshot, w *Writer) error {
 	return nil
 }
 
-func restoreDocs(ctx context.Context, st store.Store, rest string, data []byte) error {
-	return lines(data, func(n int, line []byte) error {
+func restoreDocs(ctx context.Context, st store.Store, rest string, e *Entry) error {
+	return lines(e.Data, func(n int, line []byte) error {
 		var d docLine
 		if err := json.Unmarshal(line, &d); err != nil || d.Kind == "" || d.Key == "" {
 			return fmt.Errorf("line %d: not a document (%v)", n, err)
@@ -77,13 +79,13 @@ func restoreDocs(ctx context.Context, st store.Store, rest string, data []byte) 
 	})
 }
 
-func takeInstances(ctx context.Context, sn store.Snapshot, w *Writer) error {
+func takeInstances(ctx context.Context, sn store.Snapshot, contents store.Contents, w *Writer) error {
 	insts, err := sn.Instances(ctx)
 	if err != nil {
 		return err
 	}
 	for _, inst := range insts {
-		if err := takeInstance(ctx, sn, w, inst, "instances/"+inst+"/"); err != nil {
+		if err := takeInstance(ctx, sn, contents, w, inst, "instances/"+inst+"/"); err != nil {
 			return fmt.Errorf("instance %s: %w", inst, err)
 		}
 	}
@@ -91,11 +93,8 @@ func takeInstances(ctx context.Context, sn store.Snapshot, w *Writer) error {
 }
 
 // takeInstance writes an instance's records and counters under prefix.
-func takeInstance(ctx context.Context, sn store.Snapshot, w *Writer, inst, prefix string) error {
-	err := sn.Records(ctx, inst, func(r *store.Record) error {
-		return w.Line(prefix+"records", lineOf(r))
-	})
-	if err != nil {
+func takeInstance(ctx context.Context, sn store.Snapshot, contents store.Contents, w *Writer, inst, prefix string) error {
+	if err := takeRecords(ctx, sn, contents, w, inst, prefix); err != nil {
 		return err
 	}
 	counters, err := sn.Counters(ctx, inst)
@@ -105,15 +104,69 @@ func takeInstance(ctx context.Context, sn store.Snapshot, w *Writer, inst, prefi
 	return w.JSON(prefix+"counters.json", counters)
 }
 
+// takeRecords writes an instance's records under prefix+"records", and
+// the content of each File record as prefix+"files/<id>" (thumbnails are
+// left out: they are made again on request). A File whose content is
+// gone was deleted after the snapshot was taken, and is written without
+// it: its download answers as a deleted file's.
+func takeRecords(ctx context.Context, sn store.Snapshot, contents store.Contents, w *Writer, inst, prefix string) error {
+	return sn.Records(ctx, inst, func(r *store.Record) error {
+		if err := w.Line(prefix+"records", lineOf(r)); err != nil {
+			return err
+		}
+		if r.Type != fileType || contents == nil {
+			return nil
+		}
+		c, err := contents.Open(ctx, inst, r.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("file %s: %w", r.ID, err)
+		}
+		defer c.Close()
+		return w.Content(prefix+"files/"+r.ID, c.Size(), c)
+	})
+}
+
+// fileType is the built-in record type of uploaded files, whose ids
+// name their contents.
+const fileType = "File"
+
+// contentsOf returns the contents st keeps, nil when it keeps none.
+func contentsOf(st store.Store) store.Contents {
+	if h, ok := st.(store.ContentsHolder); ok {
+		return h.Contents()
+	}
+	return nil
+}
+
+// putContent puts back a content entry of instance inst.
+func putContent(ctx context.Context, st store.Store, inst, id string, e *Entry) (store.Written, error) {
+	contents := contentsOf(st)
+	if contents == nil || e.Body == nil {
+		return store.Written{}, fmt.Errorf("file %s: this store keeps no file contents", id)
+	}
+	w, err := contents.Put(ctx, inst, id, e.Body, 0)
+	if err != nil {
+		return store.Written{}, fmt.Errorf("file %s: %w", id, err)
+	}
+	return w, nil
+}
+
 // loadBatch is how many records one Load call writes.
 const loadBatch = 1000
 
-func restoreInstance(ctx context.Context, st store.Store, rest string, data []byte) error {
+func restoreInstance(ctx context.Context, st store.Store, rest string, e *Entry) error {
 	inst, part, ok := strings.Cut(rest, "/")
 	if !ok || inst == "" {
 		return fmt.Errorf("no instance named")
 	}
-	return restorePart(ctx, st, inst, part, data)
+	if id, ok := strings.CutPrefix(part, "files/"); ok {
+		_, err := putContent(ctx, st, inst, id, e)
+		return err
+	}
+	return restorePart(ctx, st, inst, part, e.Data)
 }
 
 // restorePart puts back one entry of an instance: records or counters.

@@ -10,7 +10,9 @@ import (
 )
 
 // Take writes a backup of everything st holds to w: one snapshot
-// (store.Snapshot), every section of Sections.
+// (store.Snapshot), every section of Sections, and the contents of the
+// File records the snapshot holds (contents are never changed once put,
+// so reading them beside the snapshot is consistent with it).
 func Take(ctx context.Context, st store.Store, w io.Writer) (Manifest, error) {
 	sn, err := st.Snapshot(ctx)
 	if err != nil {
@@ -26,7 +28,7 @@ func Take(ctx context.Context, st store.Store, w io.Writer) (Manifest, error) {
 		return Manifest{}, fmt.Errorf("backup: %w", err)
 	}
 	for _, s := range Sections {
-		if err := s.Take(ctx, sn, aw); err != nil {
+		if err := s.Take(ctx, sn, contentsOf(st), aw); err != nil {
 			return Manifest{}, fmt.Errorf("backup: section %s: %w", s.Name, err)
 		}
 		if err := aw.Flush(); err != nil {

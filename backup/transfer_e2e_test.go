@@ -3,8 +3,13 @@ package backup_test
 import (
 	"bytes"
 	"encoding/json"
+	"image"
+	"image/color"
+	"image/png"
+	"mime/multipart"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -64,6 +69,10 @@ func TestExportImportAcrossStores(t *testing.T) {
 		map[string]any{"v": map[string]any{"username": "ann", "password": map[string]any{"value": "correct horse battery"}}})
 	up("AccessRight", map[string]any{"resource": "*", "resourceType": "Book", "operationType": "Query", "operation": "find",
 		"permissionType": "SBP", "members": []any{ref(acct["createAccount"].(map[string]any)["id"].(string))}})
+	// Files: an image and a text file, their contents carried by the
+	// export and downloaded from the imported instance.
+	fileBodies := map[string][]byte{"logo.png": pngBytes(t), "notes.txt": []byte("a file's content, carried along\n")}
+	files := uploadFiles(t, src, "src.test", token, fileBodies)
 	getAuthor := `query($id: String!) { get(type: Author, id: $id) { ... on Author { name best { title } books { title } } } }`
 	want := map[string]any{}
 	for _, q := range transferQueries {
@@ -78,9 +87,14 @@ func TestExportImportAcrossStores(t *testing.T) {
 
 	dst := servertest.Start(t, servertest.WithStore(mongotest.Open(t)))
 	dst.PutRelease("shop", "v1", transferSDL)
+	dst.PutRelease("shop", "v0", `type Book { title: String }`)
 	importInto := func(domain string, body []byte) (int, map[string]any) {
 		t.Helper()
-		res, out := dst.DoRaw("POST", "/admin/v1/instances/"+domain+"/import", dst.AdminHeaders(), body)
+		domain, query, _ := strings.Cut(domain, "?")
+		if query != "" {
+			query = "?" + query
+		}
+		res, out := dst.DoRaw("POST", "/admin/v1/instances/"+domain+"/import"+query, dst.AdminHeaders(), body)
 		var m map[string]any
 		_ = jsonUnmarshal(out, &m)
 		return res.StatusCode, m
@@ -99,6 +113,20 @@ func TestExportImportAcrossStores(t *testing.T) {
 			t.Errorf("%s (-exported +imported):\n%s", q, d)
 		}
 	}
+	for name, id := range files {
+		d := gq(dst, "moved.test", newToken, `query($id: String!) { get(type: File, id: $id) { ... on File { url { path } width } } }`, map[string]any{"id": id})
+		f := d["get"].(map[string]any)
+		res, got := dst.DoRaw("GET", f["url"].(map[string]any)["path"].(string), map[string]string{"authorization": newToken}, nil)
+		if res.StatusCode != 200 || !bytes.Equal(got, fileBodies[name]) {
+			t.Errorf("%s downloaded from the imported instance (%v): %d, %d bytes (%.100s), want the %d uploaded", name, f["url"], res.StatusCode, len(got), got, len(fileBodies[name]))
+		}
+		if name == "logo.png" && f["width"] != float64(3) {
+			t.Errorf("the imported image's width: %v, want 3", f["width"])
+		}
+	}
+	if st, u := dst.Admin("GET", "/instances/moved.test/usage", nil); st != 200 || dumpJSON(u["files"]) != "2" {
+		t.Errorf("the imported instance's usage: %d %v, want its 2 files counted", st, u)
+	}
 	login := gq(dst, "moved.test", "", `query { login(username: "ann", password: "correct horse battery") { sessionToken } }`, nil)
 	if tok, _ := login["login"].(map[string]any)["sessionToken"].(string); tok == "" {
 		t.Errorf("login on the imported instance: %v", login)
@@ -112,14 +140,18 @@ func TestExportImportAcrossStores(t *testing.T) {
 		{"cut short", "cut.test", export[:len(export)-40], http.StatusBadRequest},
 		{"not an export", "junk.test", []byte("hello"), http.StatusBadRequest},
 		{"the domain is taken", "moved.test", export, http.StatusConflict},
+		{"a release without its types", "narrow.test?release=v0", export, http.StatusBadRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, body := importInto(tc.domain, tc.body)
 			if st != tc.status {
 				t.Errorf("import: %d %v, want %d", st, body, tc.status)
 			}
-			if tc.domain != "moved.test" {
-				if st, _ := dst.Admin("GET", "/instances/"+tc.domain, nil); st != http.StatusNotFound {
+			if tc.domain == "narrow.test?release=v0" && !bytes.Contains([]byte(dumpJSON(body)), []byte("has no")) {
+				t.Errorf("an import into a release without the records' types: %v, want the record and what the release lacks named", body)
+			}
+			if domain, _, _ := strings.Cut(tc.domain, "?"); domain != "moved.test" {
+				if st, _ := dst.Admin("GET", "/instances/"+domain, nil); st != http.StatusNotFound {
 					t.Errorf("after a failed import, GET of the instance = %d, want 404", st)
 				}
 			}
@@ -138,6 +170,38 @@ func TestExportImportAcrossStores(t *testing.T) {
 			t.Errorf("after a refused import, GET of the instance = %d, want 404", st)
 		}
 	})
+}
+
+// pngBytes is a 3 × 2 PNG.
+func pngBytes(t *testing.T) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	img.Set(1, 1, color.RGBA{R: 200, A: 255})
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// uploadFiles uploads each named content (one multipart part each, as
+// curl -F does) and returns the File record ids by name.
+func uploadFiles(t *testing.T, e *servertest.Env, domain, token string, bodies map[string][]byte) map[string]string {
+	t.Helper()
+	ids := map[string]string{}
+	for name, data := range bodies {
+		var b bytes.Buffer
+		w := multipart.NewWriter(&b)
+		fw, _ := w.CreateFormFile("0", name)
+		fw.Write(data)
+		w.Close()
+		res, out := e.DoRaw("POST", "/upload/", map[string]string{tenant.Header: domain, "authorization": token, "content-type": w.FormDataContentType()}, b.Bytes())
+		var recs []map[string]any
+		if res.StatusCode != http.StatusCreated || json.Unmarshal(out, &recs) != nil || len(recs) != 1 {
+			t.Fatalf("uploading %s: %d %s", name, res.StatusCode, out)
+		}
+		ids[name] = recs[0]["core"].(map[string]any)["id"].(string)
+	}
+	return ids
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

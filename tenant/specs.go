@@ -1,6 +1,7 @@
 package tenant
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/corehq/core/schema"
@@ -28,4 +29,21 @@ func Specs(m *schema.Model) []store.TypeSpec {
 		specs = append(specs, s)
 	}
 	return specs
+}
+
+// Accepts reports whether a release's schema accepts a stored record (an
+// import's): its type is a record type of m and each of its fields a field
+// of that type. It does not check the values: the store keeps what it is
+// given, and a field whose kind changed reads as the schema says.
+func Accepts(m *schema.Model, r *store.Record) error {
+	t, ok := m.Type(r.Type)
+	if !ok {
+		return fmt.Errorf("record %s: the release has no record type %s", r.ID, r.Type)
+	}
+	for name := range r.Fields {
+		if _, ok := t.Field(name); !ok {
+			return fmt.Errorf("record %s: type %s of the release has no field %s", r.ID, r.Type, name)
+		}
+	}
+	return nil
 }

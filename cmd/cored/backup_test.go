@@ -1,8 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"mime/multipart"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -46,6 +54,62 @@ instances:
 type backupInstance struct {
 	domain, token, session string
 	answers                map[string]any // query → data, before the backup
+	image                  string         // the download path of an uploaded image
+}
+
+// backupImage is the PNG each instance of the backup test uploads.
+func backupImage(t *testing.T) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 120, 80))
+	for x := range 120 {
+		img.Set(x, x%80, color.RGBA{G: 180, A: 255})
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// upload uploads one file (multipart, as curl -F does) and returns its
+// download path.
+func (p *coredProcess) upload(t *testing.T, domain, token, name string, content []byte) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	fw, _ := w.CreateFormFile("0", name)
+	fw.Write(content)
+	w.Close()
+	req, _ := http.NewRequest("POST", "http://"+p.addr+"/upload/", &b)
+	req.Header.Set("content-type", w.FormDataContentType())
+	req.Header.Set("core-domain", domain)
+	req.Header.Set("authorization", token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var recs []map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&recs); err != nil || res.StatusCode != http.StatusCreated || len(recs) != 1 {
+		t.Fatalf("upload of %s: %d %v", name, res.StatusCode, err)
+	}
+	return recs[0]["url"].(map[string]any)["path"].(string)
+}
+
+// download gets a file's path as token.
+func (p *coredProcess) download(t *testing.T, path, token string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", "http://"+p.addr+path, nil)
+	req.Header.Set("authorization", token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, body
 }
 
 // backupQueries are asked before the backup and of every restored server.
@@ -121,6 +185,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		acctID := acct["createAccount"].(map[string]any)["id"].(string)
 		upsertOne(inst, "AccessRight", map[string]any{"resource": "*", "resourceType": "Book", "operationType": "Query",
 			"operation": "find", "permissionType": "SBP", "members": []any{ref(acctID)}})
+		inst.image = p.upload(t, inst.domain, inst.token, "logo.png", backupImage(t))
 		inst.session = backupLogin(t, p, inst.domain)
 		inst.answers = map[string]any{}
 		for _, q := range backupQueries {
@@ -221,6 +286,14 @@ func TestBackupWhileWriting(t *testing.T) {
 					got := gq(q, inst.domain, inst.token, query, nil)
 					if d := cmp.Diff(inst.answers[query], got); d != "" {
 						t.Errorf("%s: %s (-before the backup +restored):\n%s", inst.domain, query, d)
+					}
+				}
+				// The image's content came along: it downloads whole, and
+				// a thumbnail is made of it.
+				for _, path := range []string{inst.image, inst.image + "?thumb=100x100"} {
+					status, got := q.download(t, path, inst.token)
+					if status != 200 || (path == inst.image && !bytes.Equal(got, backupImage(t))) {
+						t.Errorf("%s: GET %s on the restored server: %d, %d bytes", inst.domain, path, status, len(got))
 					}
 				}
 				// The password hash came along, and so did the session (the keys did).
