@@ -61,10 +61,33 @@ type Directory struct {
 type state struct {
 	releases  map[string]*Release  // by releaseKey
 	instances map[string]*Instance // by normalised domain
+	byID      map[string]*Instance // the same instances by id (put and drop keep both)
+}
+
+func newState(releases, instances int) *state {
+	return &state{releases: make(map[string]*Release, releases), instances: make(map[string]*Instance, instances),
+		byID: make(map[string]*Instance, instances)}
 }
 
 func (s *state) clone() *state {
-	return &state{releases: maps.Clone(s.releases), instances: maps.Clone(s.instances)}
+	return &state{releases: maps.Clone(s.releases), instances: maps.Clone(s.instances), byID: maps.Clone(s.byID)}
+}
+
+// put serves inst at domain (replacing what served it).
+func (s *state) put(domain string, inst *Instance) {
+	if old, ok := s.instances[domain]; ok {
+		delete(s.byID, old.ID)
+	}
+	s.instances[domain] = inst
+	s.byID[inst.ID] = inst
+}
+
+// drop stops serving domain.
+func (s *state) drop(domain string) {
+	if old, ok := s.instances[domain]; ok {
+		delete(s.byID, old.ID)
+		delete(s.instances, domain)
+	}
 }
 
 // runners returns the domains of the instances running rel, sorted.
@@ -95,7 +118,7 @@ func NewDirectory(st store.Store, opts ...Option) *Directory {
 	for _, o := range opts {
 		o(r)
 	}
-	r.state.Store(&state{releases: map[string]*Release{}, instances: map[string]*Instance{}})
+	r.state.Store(newState(0, 0))
 	return r
 }
 
@@ -171,14 +194,10 @@ func (r *Directory) Lookup(domain string) (*Instance, bool) {
 }
 
 // LookupID returns the instance whose id is id (a file's download path
-// names its instance by id). It looks through every instance.
+// names its instance by id). Like Lookup, it takes no lock.
 func (r *Directory) LookupID(id string) (*Instance, bool) {
-	for _, inst := range r.state.Load().instances {
-		if inst.ID == id {
-			return inst, true
-		}
-	}
-	return nil, false
+	inst, ok := r.state.Load().byID[id]
+	return inst, ok
 }
 
 // Instance is Lookup for the admin API: a missing instance is a NOT_FOUND
@@ -458,7 +477,7 @@ func (r *Directory) createInstance(ctx context.Context, spec InstanceSpec, admin
 	}
 	r.bump(ctx)
 	n := s.clone()
-	n.instances[domain] = inst
+	n.put(domain, inst)
 	r.state.Store(n)
 	return inst, token, nil
 }
@@ -576,7 +595,7 @@ func (r *Directory) UpdateInstance(ctx context.Context, domain string, ch Change
 	next.SetRelease(rel)
 	if next != inst {
 		n := s.clone()
-		n.instances[domain] = next
+		n.put(domain, next)
 		r.state.Store(n)
 	}
 	return next, nil
@@ -599,7 +618,7 @@ func (r *Directory) RotateToken(ctx context.Context, domain string) (*Instance, 
 		return nil, "", err
 	}
 	n := s.clone()
-	n.instances[domain] = next
+	n.put(domain, next)
 	r.state.Store(n)
 	return next, token, nil
 }
@@ -662,7 +681,7 @@ func (r *Directory) DeleteInstance(ctx context.Context, domain string) (*Instanc
 	}
 	r.bump(ctx)
 	n := s.clone()
-	delete(n.instances, domain)
+	n.drop(domain)
 	r.state.Store(n)
 	// The id is never reused, so records left by a failure here are
 	// unreachable; the error still reports them.

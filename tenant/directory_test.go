@@ -366,6 +366,9 @@ func TestRotateToken(t *testing.T) {
 	if l, _ := h.reg.Lookup("a.test"); l != inst {
 		t.Error("Lookup does not serve the rotated instance")
 	}
+	if l, _ := h.reg.LookupID(inst.ID); l != inst {
+		t.Error("LookupID does not find the rotated instance")
+	}
 	reg := h.loaded()
 	if l, _ := reg.Lookup("a.test"); !auth.TokenMatches(token, l.TokenHash) {
 		t.Error("the rotated token does not survive a restart")
@@ -388,6 +391,12 @@ func TestDeleteInstance(t *testing.T) {
 	if _, ok := h.reg.Lookup("a.test"); ok {
 		t.Error("a deleted instance is served")
 	}
+	if _, ok := h.reg.LookupID(inst.ID); ok {
+		t.Error("LookupID finds a deleted instance")
+	}
+	if l, ok := h.reg.LookupID(keep.ID); !ok || l.Domain != "b.test" {
+		t.Errorf("LookupID of the instance kept: %v %v", l, ok)
+	}
 	if _, err := h.st.Get(ctx, inst.ID, "Account", inst.AdminAccountID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the deleted instance's admin account: %v, want ErrNotFound", err)
 	}
@@ -400,6 +409,9 @@ func TestDeleteInstance(t *testing.T) {
 	reg := h.loaded()
 	if _, ok := reg.Lookup("a.test"); ok {
 		t.Error("a deleted instance comes back after a restart")
+	}
+	if l, ok := reg.LookupID(keep.ID); !ok || l.Domain != "b.test" {
+		t.Errorf("LookupID after a restart: %v %v", l, ok)
 	}
 	// The release is free again.
 	if _, err := h.reg.DeleteInstance(ctx, "b.test"); err != nil {

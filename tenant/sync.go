@@ -121,7 +121,7 @@ func (r *Directory) reload(ctx context.Context) (err error) {
 		return fmt.Errorf("tenant: loading instances: %w", err)
 	}
 	old := r.state.Load()
-	s := &state{releases: make(map[string]*Release, len(relDocs)), instances: make(map[string]*Instance, len(instDocs))}
+	s := newState(len(relDocs), len(instDocs))
 	for _, key := range slices.Sorted(maps.Keys(relDocs)) {
 		var d releaseDoc
 		if err := json.Unmarshal(relDocs[key], &d); err != nil {
@@ -173,7 +173,7 @@ func (r *Directory) reload(ctx context.Context) (err error) {
 			// state is ready.
 			swaps = append(swaps, func() { cur.SetRelease(rel) })
 		}
-		s.instances[d.Domain] = cur
+		s.put(d.Domain, cur)
 	}
 	for _, swap := range swaps {
 		swap()
