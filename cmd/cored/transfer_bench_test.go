@@ -166,6 +166,7 @@ func benchTransfer(b *testing.B, bin, kind string, n int) {
 		out, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		if res.StatusCode != 201 {
+			time.Sleep(time.Second) // the request's log line, with its cause, is written after the answer
 			b.Fatalf("import: %d %s\nserver log: %s", res.StatusCode, out, p.log.String())
 		}
 	})
