@@ -4,7 +4,7 @@
 // API with the instance's admin session (api.js instanceAuth), under the
 // rules of every record.
 import { describe, graphql, instanceAuth, tokenOf } from './api.js';
-import { alert, h, replace, report } from './dom.js';
+import { alert, h, replace, report, size } from './dom.js';
 import { fileURL, isImage, recordHref } from './record.js';
 
 // filesLink is the "Files" control of the views that show an instance.
@@ -65,14 +65,4 @@ function row(domain, token, node) {
     h('td', { class: 'code' }, node.core.createdBy || '—'),
     h('td', { class: 'nowrap' }, node.core.created || '—'),
     h('td', {}, h('a', { href: url, download: node.name, 'aria-label': `Download ${node.name}` }, 'Download')));
-}
-
-// size words a byte count as people read it.
-function size(n) {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB'];
-  let v = n / 1024;
-  let i = 0;
-  for (; v >= 1024 && i < units.length - 1; i++) v /= 1024;
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }

@@ -8,6 +8,7 @@ import { forgetSchema } from './data.js';
 import { playgroundLink } from './playground.js';
 import { hooksLink } from './functions.js';
 import { mailLink } from './mail.js';
+import { exportButton } from './backups.js';
 
 export async function instancesView(main, heading) {
   heading('Instances');
@@ -108,6 +109,7 @@ function managePanel(inst, refresh, panel) {
     replace(tokenSlot, tokenPanel(r.body, `New token of ${d}`));
   } }, `Rotate token of ${d}`);
 
+  const exportErr = alert();
   const confirm = h('input', { autocomplete: 'off', spellcheck: 'false' });
   const del = h('button', { type: 'submit', class: 'danger', disabled: true }, `Delete ${d}`);
   confirm.addEventListener('input', () => { del.disabled = confirm.value !== d; });
@@ -135,6 +137,9 @@ function managePanel(inst, refresh, panel) {
     h('h3', {}, 'Token'),
     h('p', {}, 'A new token replaces the current one at once: clients using the old one are refused.'),
     rotate, rotateErr, tokenSlot,
+    h('h3', {}, 'Export'),
+    h('p', {}, h('span', {}, 'Everything the instance holds, as a file an import reads back (see '), h('a', { href: '#/backups' }, 'Backups'), h('span', {}, ').')),
+    exportButton(d, exportErr), exportErr,
     deleteForm);
 }
 
