@@ -14,6 +14,11 @@
 // a URL but a file's thumbnail or download link (an <img> sends no
 // header), which carries the admin session.
 //
+// Backups (backups.js) take, list and download the service's backups and
+// export and import instances through the admin API; a download is
+// fetched with the admin token in a header and handed to the browser as
+// a blob, so the token never goes into a URL.
+//
 // A record's view shows who may see it: the owner, the AccessRight grants
 // that cover it (read through /graphql) and its type's @access rules,
 // read from the release's SDL (admin API) by a small parser (model.js
@@ -32,5 +37,6 @@
 // The browser tests run the real server and Debian's chromium through
 // playwright-core: browser_e2e_test.go drives e2e/console.mjs (the
 // console's features), origin_e2e_test.go drives e2e/origin.mjs (a
-// tenant's page cannot reach the token).
+// tenant's page cannot reach the token or an admin session),
+// backups_e2e_test.go drives e2e/backups.mjs (backups, export, import).
 package console
