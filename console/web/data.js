@@ -131,7 +131,7 @@ function recordsView(el, domain, token, s, type) {
       h('tbody', {}, conn.edges.length === 0
         ? h('tr', {}, h('td', { colspan: heads.length }, 'No records match.'))
         : conn.edges.map((e) => h('tr', {},
-          cols.map((c) => h('td', {}, cell(domain, c, e.node[c.name]))),
+          cols.map((c) => h('td', { class: c.name === label ? 'label' : undefined }, cell(domain, c, e.node[c.name]))),
           h('td', {}, ownerCell(domain, e.node.core.createdBy, names)),
           h('td', { class: 'nowrap' }, e.node.core.created || '—'),
           h('td', { class: 'nowrap' }, e.node.core.updated || '—'),
