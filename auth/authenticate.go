@@ -31,8 +31,9 @@ func Usable(acct *store.Record) bool {
 }
 
 // Authenticate returns the principal an authorization header value makes
-// on inst: the instance token, a live session of one of its usable
-// accounts, or nobody (no token: Anonymous; what an anonymous caller may
+// on inst: the instance token (or an admin session, Sessions.IssueAdmin,
+// which acts as it), a live session of one of its usable accounts, or
+// nobody (no token: Anonymous; what an anonymous caller may
 // do is decided where the operation is known, in gql). A token that is
 // present but invalid is UNAUTHENTICATED.
 func (a *Accounts) Authenticate(ctx context.Context, st store.Store, inst Instance, header string) (Principal, error) {
@@ -51,6 +52,15 @@ func (a *Accounts) Authenticate(ctx context.Context, st store.Store, inst Instan
 		}
 		if err != nil {
 			return Principal{}, errcode.Wrap(errcode.Unavailable, err, "the store is unavailable; try again")
+		}
+		if claims.Admin {
+			// An admin session (the console's) acts as the instance token,
+			// for the instance's admin account only; it has no idle expiry
+			// (it lasts minutes).
+			if claims.Account != inst.AdminAccountID {
+				return Principal{}, errcode.New(errcode.Unauthenticated, "invalid or expired session token")
+			}
+			return Principal{Kind: InstanceAdmin, AccountID: claims.Account}, nil
 		}
 		if err := checkIdle(ctx, st, inst, acct, claims, a.Now()); err != nil {
 			return Principal{}, err

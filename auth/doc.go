@@ -15,7 +15,11 @@
 //     revoked by logout, a password change, or the account being
 //     disabled. Where the instance sets an idle timeout, a session unused
 //     that long ends too; its last use is kept on the account's record,
-//     written at most once a minute per session (idle.go).
+//     written at most once a minute per session (idle.go). An admin
+//     session (Sessions.IssueAdmin, the admin API's gift to the console)
+//     is a session token marked as such, of the instance's admin account:
+//     it acts as the instance token on its instance, for 15 minutes, with
+//     no idle expiry; marked for another account it is refused.
 //   - Accounts: one rule says whether an account may act (Usable: not
 //     trashed, not disabled), for sessions, logins and the session a
 //     webhook runs with (SessionAs).

@@ -74,6 +74,9 @@ type Claims struct {
 	// IssuedMicros and ExpiresMicros are Unix times in microseconds.
 	IssuedMicros  int64 `json:"t"`
 	ExpiresMicros int64 `json:"e"`
+	// Admin marks a console session (IssueAdmin): it acts as the instance
+	// token, for the instance's admin account only.
+	Admin bool `json:"adm,omitempty"`
 }
 
 // ErrBadSession is returned for a token that is malformed, forged, from
@@ -97,9 +100,28 @@ func sign(key []byte, inst, body string) []byte {
 	return m.Sum(nil)
 }
 
+// AdminSessionLifetime is how long an admin session (IssueAdmin) lasts;
+// the console asks for a new one before it ends.
+const AdminSessionLifetime = 15 * time.Minute
+
 // Issue returns a new session token for an account of an instance, signed
 // with the active key.
 func (s *Sessions) Issue(inst, account string, now time.Time, lifetime time.Duration) (string, Claims) {
+	return s.issue(inst, account, now, lifetime, false)
+}
+
+// IssueAdmin returns a new admin session of an instance: a token that acts
+// as the instance token (Principal InstanceAdmin) on that instance only,
+// for adminAccount (the instance's admin account), for
+// AdminSessionLifetime. It is what the admin API gives the console, which
+// then needs no instance token. It is signed and checked as every session
+// token is (another instance, expiry, a retired key refuse it) and is
+// never stored.
+func (s *Sessions) IssueAdmin(inst, adminAccount string, now time.Time) (string, Claims) {
+	return s.issue(inst, adminAccount, now, AdminSessionLifetime, true)
+}
+
+func (s *Sessions) issue(inst, account string, now time.Time, lifetime time.Duration, admin bool) (string, Claims) {
 	var sid [16]byte // 128 random bits, beside the signature
 	if _, err := rand.Read(sid[:]); err != nil {
 		panic("auth: crypto/rand failed: " + err.Error())
@@ -110,6 +132,7 @@ func (s *Sessions) Issue(inst, account string, now time.Time, lifetime time.Dura
 		Session:       base64.RawURLEncoding.EncodeToString(sid[:]),
 		IssuedMicros:  now.UnixMicro(),
 		ExpiresMicros: now.Add(lifetime).UnixMicro(),
+		Admin:         admin,
 	}
 	d := s.current()
 	kid := d.ring.Active()

@@ -96,6 +96,9 @@ func WithMail(o *mail.Outbox) EngineOption {
 	return func(e *Engine) { e.outbox = o }
 }
 
+// Accounts returns the accounts service the engine authenticates with.
+func (e *Engine) Accounts() *auth.Accounts { return e.accounts }
+
 // Outbox returns the outbox the engine queues mail in; nil without one.
 func (e *Engine) Outbox() *mail.Outbox { return e.outbox }
 

@@ -193,6 +193,7 @@ func (s *Server) operatorRoutes(e *echo.Echo) {
 	adminAPI := admin.Mount(e, s.cfg.AdminTokenHash)
 	admin.New(s.reg).Register(adminAPI)
 	admin.NewUsage(s.reg, s.engine.Meter()).Register(adminAPI)
+	admin.NewSessions(s.reg, s.engine.Accounts()).Register(adminAPI)
 	admin.NewTransfer(s.reg, s.st).Register(adminAPI)
 	if o := s.engine.Outbox(); o != nil {
 		admin.NewMail(s.reg, o).Register(adminAPI)

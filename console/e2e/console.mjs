@@ -189,6 +189,10 @@ try {
   // The playground, functions and webhooks (playgroundAndFunctions below).
   await playgroundAndFunctions(rotatedToken);
 
+  // Data with the admin token alone: owners, references, grants
+  // (adminTokenOnlySteps below).
+  await adminTokenOnlySteps(instanceToken);
+
   // 7. Sign out forgets the token.
   await page.getByRole('button', { name: 'Sign out' }).click();
   await visible(page.getByLabel('Admin token'));
@@ -496,7 +500,7 @@ async function playgroundAndFunctions(shopToken) {
   const suggested = await page.evaluate(async () => {
     const c = await import('./completion.js');
     const res = await fetch('../graphql', { method: 'POST', headers: { 'content-type': 'application/json', 'core-domain': 'shop.local',
-      authorization: JSON.parse(sessionStorage.getItem('core.console.instanceTokens'))['shop.local'] }, body: JSON.stringify({ query: c.INTROSPECT }) });
+      authorization: JSON.parse(sessionStorage.getItem('core.console.adminSessions'))['shop.local'].token }, body: JSON.stringify({ query: c.INTROSPECT }) });
     const s = c.model((await res.json()).data);
     const at = (doc) => c.complete(s, doc.replace('|', ''), doc.indexOf('|')).items.map((i) => i.label);
     return { args: at('{ find(ty|'), value: at('{ find(type: |'), on: at('{ find(type: Product) { edges { node { ... on P|'),
@@ -552,8 +556,6 @@ async function playgroundAndFunctions(shopToken) {
   // A webhook test send shows status, headers and body.
   await page.getByRole('link', { name: 'Function log and webhooks of hooks.local' }).click();
   await visible(page.getByRole('heading', { name: 'Functions and webhooks of hooks.local', level: 1 }));
-  await page.getByLabel('Instance token').fill(hooks.token);
-  await page.getByRole('button', { name: 'Use token' }).click();
   await visible(page.getByRole('cell', { name: base + '/webhook/hooks.local/hello' }));
   await page.getByRole('button', { name: 'Send test to hello' }).click();
   expect(await page.getByLabel('Webhook URL').inputValue() === base + '/webhook/hooks.local/hello', 'Send test did not fill in the URL');
@@ -592,4 +594,154 @@ function unnamedControls() {
     if (!named) out.push(el.outerHTML.slice(0, 80));
   }
   return out;
+}
+
+// ---- Data with the admin token alone ----
+
+// adminTokenOnlySteps builds a small task board (alice's Board and Task,
+// a grant of it to bob) through the instance's API as an app would, then,
+// in the console signed in with the admin token only: the Task table
+// starts with its fields, shows the owner's username and the board's
+// title; a Task is created and one edited (its assignee set to bob, shown
+// as "bob"); alice's Task shows its owner and grants (kept as
+// screenshots); a grant is created with selects and then covers it. The
+// tab never holds an instance token: it holds the instance's 15-minute
+// admin session, renewed near its end and when the server refuses it.
+// oldToken is another instance's token, which must not be in the tab.
+async function adminTokenOnlySteps(oldToken) {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.emulateMedia({ colorScheme: 'light' });
+  const sdl = 'type Board {\n  title: String\n}\n\ntype Task {\n  title: String\n  board: Board\n  assignee: Account\n}\n';
+  await adminCall('PUT', '/apps/board/releases/v1', { schema: sdl });
+  const created = await adminCall('POST', '/instances', { domain: 'board.local', app: 'board', release: 'v1' });
+  const appToken = created.token; // the app's, for the set-up below; the console never sees it
+  const call = (token, query, variables) => instanceCall('board.local', token, query, variables);
+  const account = async (username) => {
+    const d = await call(appToken, 'mutation($v: AccountInput!) { createAccount(value: $v) { id } }',
+      { v: { username, password: { value: 'correct horse battery' } } });
+    const l = await call('', 'query($u: String!) { login(username: $u, password: "correct horse battery") { sessionToken } }', { u: username });
+    return { id: d.data.createAccount.id, session: l.data.login.sessionToken };
+  };
+  const alice = await account('alice');
+  const bob = await account('bob');
+  const upsert = async (token, v) => (await call(token, 'mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }', { v })).data.upsert[0].id;
+  const boardID = await upsert(alice.session, { Board: [{ title: 'Launch' }] });
+  const taskID = await upsert(alice.session, { Task: [{ title: 'Write the docs', board: { core: { id: boardID } } }] });
+  const grantID = await upsert(alice.session, { AccessRight: [{ resource: taskID, resourceType: 'Task', operationType: 'Query', operation: 'get',
+    permissionType: 'RBP', members: [{ core: { id: bob.id } }] }] });
+
+  // The table: fields first, the owner by username, the board by title.
+  await page.goto(base + '/console/#/data/board.local/Task');
+  await page.reload();
+  const row = page.locator('tbody tr').filter({ hasText: 'Write the docs' });
+  await visible(row);
+  expect(await page.getByLabel('Instance token').count() === 0, 'the data browser asks for an instance token');
+  const heads = (await page.locator('table thead th').allInnerTexts()).map((t) => t.trim());
+  expect(heads[0] === 'title' && heads.includes('owner') && heads[heads.length - 1] === 'core.id',
+    `the table's columns are ${JSON.stringify(heads)}, want the fields first, then owner…, core.id last`);
+  await visible(row.getByRole('link', { name: 'alice', exact: true }));
+  await visible(row.getByRole('link', { name: 'Launch', exact: true }));
+  expect(await row.getByRole('link', { name: 'Launch', exact: true }).getAttribute('href') === `#/data/board.local/Board/${boardID}`, 'the board label does not link to the board');
+
+  // Create a Task in the console.
+  await page.getByLabel('title (String)').fill('Review');
+  await page.getByLabel('board (Board id)').fill(boardID);
+  await page.getByRole('button', { name: 'Create Task' }).click();
+  await visible(page.getByRole('status').filter({ hasText: /^Created Task / }));
+  await visible(page.locator('tbody tr').filter({ hasText: 'Review' }).getByRole('link', { name: 'Launch', exact: true }));
+  await shot('admin-only-tasks');
+
+  // alice's Task: its owner and the grant to bob; set its assignee.
+  await row.getByRole('link', { name: taskID }).click();
+  await visible(page.getByRole('heading', { name: `Task ${taskID}`, level: 2 }));
+  const access = page.getByRole('region', { name: `Access to Task ${taskID}` });
+  await visible(access.getByRole('heading', { name: 'Who may see it' }));
+  await visible(access.getByText('Owner: alice'));
+  const grantRow = access.getByRole('row').filter({ has: page.getByRole('rowheader', { name: grantID }) });
+  await visible(grantRow.getByRole('link', { name: 'bob', exact: true }));
+  await visible(grantRow.getByRole('cell', { name: 'Query.get', exact: true }));
+  expect(await access.getByRole('heading', { name: /@access/ }).count() === 0, 'rules are shown for a type that has none');
+  await page.getByLabel('assignee (Account id)').fill(bob.id);
+  await page.getByRole('button', { name: 'Save Task' }).click();
+  await visible(page.getByRole('status').filter({ hasText: `Saved Task ${taskID}.` }));
+  await shot('record-owner-grants');
+
+  // A grant made with selects: every Task to bob (SBP).
+  await page.goto(base + '/console/#/data/board.local/AccessRight');
+  await visible(page.getByRole('heading', { name: 'AccessRight', level: 2 }));
+  const form = page.locator('form').filter({ has: page.getByRole('button', { name: 'Create AccessRight' }) });
+  for (const name of ['resourceType (String)', 'operationType (String)', 'operation (String)', 'permissionType (AccessRightType)']) {
+    expect(await form.getByLabel(name).evaluate((el) => el.tagName) === 'SELECT', `${name} is not a select`);
+  }
+  const typeOptions = await form.getByLabel('resourceType (String)').locator('option').allInnerTexts();
+  expect(typeOptions.includes('Task') && typeOptions.includes('Board') && typeOptions.includes('*'), `resourceType offers ${typeOptions}`);
+  await form.getByLabel('resource (String)').fill('*');
+  await form.getByLabel('resourceType (String)').selectOption('Task');
+  await form.getByLabel('operationType (String)').selectOption('Query');
+  await form.getByLabel('operation (String)').selectOption('find');
+  await form.getByLabel('permissionType (AccessRightType)').selectOption('SBP');
+  await form.getByLabel('Add a Account id to members').fill(bob.id);
+  await form.getByRole('button', { name: 'Add to members' }).click();
+  await shot('grant-form');
+  await form.getByRole('button', { name: 'Create AccessRight' }).click();
+  await visible(page.getByRole('status').filter({ hasText: /^Created AccessRight / }));
+  const sbp = await call(bob.session, '{ find(type: Task, arcql: "*") { edges { node { ... on Task { title } } } } }');
+  expect(sbp.data.find.edges.length === 2, `with the console's grant bob finds ${JSON.stringify(sbp.data)}`);
+
+  // The Task now lists both grants, and its assignee as bob.
+  await page.goto(base + `/console/#/data/board.local/Task/${taskID}`);
+  await page.reload();
+  const again = page.getByRole('region', { name: `Access to Task ${taskID}` });
+  await visible(again.getByRole('cell', { name: 'Query.find', exact: true }));
+  await visible(again.getByRole('cell', { name: 'every Task', exact: true }));
+  await visible(page.getByRole('link', { name: `Open Account ${bob.id}` }));
+  await shot('record-owner-two-grants');
+  await page.goto(base + '/console/#/data/board.local/Task');
+  await visible(page.locator('tbody tr').filter({ hasText: 'Write the docs' }).getByRole('link', { name: 'bob', exact: true }));
+
+  // The rules of a type, read from SDL by the console's parser (model.js).
+  const rules = await page.evaluate(async () => {
+    const m = await import('./model.js');
+    const sdl = '# type Task @access(read: "a comment")\n"""A task, @access(read: "a description")"""\n'
+      + 'type Task @indices(sets: [["title"]]) @access(read: "board.team.colleagues.core.id = $caller OR board.core.createdBy = $caller",\n'
+      + '  create: "board.core.createdBy = $caller", update: """core.createdBy = $caller""", delete: "title = \\"x, y\\"") {\n  title: String\n}\n'
+      + 'type Board { title: String }\n';
+    return [m.accessRules(sdl, 'Task'), m.accessRules(sdl, 'Board'), m.accessRules(sdl, 'Nope')];
+  });
+  const wantRules = [{ read: 'board.team.colleagues.core.id = $caller OR board.core.createdBy = $caller', create: 'board.core.createdBy = $caller',
+    update: 'core.createdBy = $caller', delete: 'title = "x, y"' }, null, null];
+  expect(JSON.stringify(rules) === JSON.stringify(wantRules), `accessRules answered ${JSON.stringify(rules)}`);
+
+  // The tab holds no instance token, only admin sessions of 15 minutes.
+  const stored = await page.evaluate(() => Object.fromEntries(Object.keys(sessionStorage).map((k) => [k, sessionStorage.getItem(k)])));
+  const all = JSON.stringify(stored);
+  expect(!all.includes(appToken) && !all.includes(oldToken), 'an instance token is in sessionStorage');
+  const sessions = JSON.parse(stored['core.console.adminSessions']);
+  const left = Date.parse(sessions['board.local'].expires) - Date.now();
+  expect(left > 10 * 60 * 1000 && left <= 15 * 60 * 1000, `the admin session ends in ${left} ms, want about 15 minutes`);
+
+  // Near its end, the session is replaced before the next call.
+  const first = sessions['board.local'].token;
+  await page.evaluate(() => {
+    const s = JSON.parse(sessionStorage.getItem('core.console.adminSessions'));
+    s['board.local'].expires = new Date(Date.now() + 60 * 1000).toISOString();
+    sessionStorage.setItem('core.console.adminSessions', JSON.stringify(s));
+  });
+  await page.reload();
+  await visible(page.locator('tbody tr').filter({ hasText: 'Write the docs' }));
+  const renewed = await page.evaluate(() => JSON.parse(sessionStorage.getItem('core.console.adminSessions'))['board.local'].token);
+  expect(renewed && renewed !== first, 'the session was not renewed near its end');
+  // One the server refuses is replaced too.
+  await page.evaluate(() => {
+    const s = JSON.parse(sessionStorage.getItem('core.console.adminSessions'));
+    s['board.local'].token = 'cs2.none.e30.AAAA';
+    sessionStorage.setItem('core.console.adminSessions', JSON.stringify(s));
+  });
+  await page.reload();
+  await visible(page.locator('tbody tr').filter({ hasText: 'Write the docs' }));
+  const replaced = await page.evaluate(() => JSON.parse(sessionStorage.getItem('core.console.adminSessions'))['board.local'].token);
+  expect(replaced.startsWith('cs2.') && replaced !== 'cs2.none.e30.AAAA', 'a refused session was not replaced');
+  // Admin sessions are the instance's alone.
+  const other = await instanceCall('shop.local', replaced, '{ __typename }', {}, false);
+  expect(other.errors && other.errors[0].extensions.code === 'UNAUTHENTICATED', `board.local's session on shop.local: ${JSON.stringify(other)}`);
 }

@@ -97,8 +97,6 @@ try {
   // File field uploads from the record form.
   const dot = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==', 'base64');
   await tab.goto(`${base}/console/#/data/files.test/Note`);
-  await tab.getByLabel('Instance token').fill(token);
-  await tab.getByRole('button', { name: 'Use token' }).click();
   await tab.getByLabel('Upload a file for attachment').setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: dot });
   await waitFor(async () => (await tab.getByLabel('attachment (File id)').inputValue()) !== '', 'the upload to fill the File id');
   const fileID = await tab.getByLabel('attachment (File id)').inputValue();

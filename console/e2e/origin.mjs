@@ -51,6 +51,15 @@ try {
   if (await tab.evaluate(() => sessionStorage.getItem('core.console.adminToken')) !== adminToken) {
     throw new Error('the console did not keep the admin token: nothing to protect');
   }
+  // The data browser gets the instance's admin session (a token that acts
+  // as its instance token), kept beside the admin token: also to protect.
+  await tab.goto(base + '/console/#/data/origin.test');
+  await tab.getByRole('navigation', { name: 'Record types' }).waitFor();
+  const adminSession = await tab.evaluate(() => {
+    const s = JSON.parse(sessionStorage.getItem('core.console.adminSessions') || '{}')['origin.test'];
+    return s && s.token;
+  });
+  if (!adminSession || !adminSession.startsWith('cs2.')) throw new Error('the console holds no admin session of origin.test: nothing to protect');
 
   // 2. The control: the tenant's page on another origin runs its script
   // and reaches the channel.
@@ -147,6 +156,7 @@ try {
 
   // Last: the token never reached the channel, from anywhere.
   expect(!hits.some((h) => h.value.includes(adminToken)), 'the admin token reached the tenant\'s channel');
+  expect(!hits.some((h) => h.value.includes(adminSession)), 'the console\'s admin session reached the tenant\'s channel');
 } catch (e) {
   failures.push(`${e.message}`);
 } finally {

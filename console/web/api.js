@@ -1,25 +1,56 @@
 // Calls to the public APIs. The console has no API of its own: the admin
-// token goes to /admin/v1, an instance's token to /graphql, as any client
-// sends them.
+// token goes to /admin/v1, an instance's admin session (got from
+// /admin/v1 with the admin token) to /graphql, as any client sends them.
 
 const TOKEN_KEY = 'core.console.adminToken';
-const INSTANCE_KEY = 'core.console.instanceTokens';
+const SESSIONS_KEY = 'core.console.adminSessions';
 
 export const session = {
   token() { return sessionStorage.getItem(TOKEN_KEY); },
   signIn(token) { sessionStorage.setItem(TOKEN_KEY, token); },
   // signOut forgets every token this tab was given.
-  signOut() { sessionStorage.removeItem(TOKEN_KEY); sessionStorage.removeItem(INSTANCE_KEY); },
-  instanceToken(domain) { return instanceTokens()[domain] || ''; },
-  setInstanceToken(domain, token) {
-    const all = instanceTokens();
-    if (token) all[domain] = token; else delete all[domain];
-    sessionStorage.setItem(INSTANCE_KEY, JSON.stringify(all));
+  signOut() { sessionStorage.removeItem(TOKEN_KEY); sessionStorage.removeItem(SESSIONS_KEY); },
+  // forget drops the admin session of domain (the instance is gone).
+  forget(domain) {
+    const all = adminSessions();
+    delete all[domain];
+    sessionStorage.setItem(SESSIONS_KEY, JSON.stringify(all));
   },
 };
 
-function instanceTokens() {
-  try { return JSON.parse(sessionStorage.getItem(INSTANCE_KEY) || '{}') || {}; } catch { return {}; }
+function adminSessions() {
+  try { return JSON.parse(sessionStorage.getItem(SESSIONS_KEY) || '{}') || {}; } catch { return {}; }
+}
+
+// RENEW_BEFORE: an admin session this close to its end is replaced
+// before the next call.
+const RENEW_BEFORE = 3 * 60 * 1000;
+
+// pending are the admin sessions being asked for, by domain: calls made
+// at once share one request.
+const pending = new Map();
+
+// instanceAuth is how the console reaches an instance's data with the
+// admin token alone: the instance's admin session (POST
+// /admin/v1/instances/{domain}/session, a 15-minute token that acts as
+// the instance token on that instance only), asked for when first needed
+// and again when it nears its end. Pass it to graphql as the token.
+export function instanceAuth(domain) {
+  return async (renew = false) => {
+    const s = adminSessions()[domain];
+    if (!renew && s && Date.parse(s.expires) - Date.now() > RENEW_BEFORE) return { token: s.token };
+    if (!pending.has(domain)) {
+      pending.set(domain, admin('POST', `/instances/${encodeURIComponent(domain)}/session`).then((r) => {
+        pending.delete(domain);
+        if (!r.ok) return { result: r };
+        const all = adminSessions();
+        all[domain] = { token: r.body.token, expires: r.body.expires };
+        sessionStorage.setItem(SESSIONS_KEY, JSON.stringify(all));
+        return { token: r.body.token };
+      }));
+    }
+    return pending.get(domain);
+  };
 }
 
 // A Result is {ok, status, body, errors}: errors are the envelope's items
@@ -53,14 +84,32 @@ export async function admin(method, path, body, token = session.token()) {
   return r;
 }
 
-// graphql runs a document against one instance with its token. Field
-// errors beside data make ok false; data is still in body.data.
-export function graphql(domain, token, query, variables = {}) {
-  return call(new URL('../graphql', location.href), {
+// graphql runs a document against one instance with a token: a string
+// (an account's session, pasted in the playground) or an instanceAuth,
+// whose admin session is asked for again once if the server no longer
+// takes it. Field errors beside data make ok false; data is still in
+// body.data.
+export async function graphql(domain, token, query, variables = {}) {
+  const send = (t) => call(new URL('../graphql', location.href), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'core-domain': domain, authorization: token || '' },
+    headers: { 'content-type': 'application/json', 'core-domain': domain, authorization: t || '' },
     body: JSON.stringify({ query, variables }),
   });
+  if (typeof token !== 'function') return send(token);
+  let a = await token();
+  if (a.result) return a.result;
+  const r = await send(a.token);
+  if (r.status !== 401) return r;
+  a = await token(true);
+  return a.result || send(a.token);
+}
+
+// tokenOf answers the token string of an instanceAuth (for a URL that
+// cannot carry a header); a string is answered as it is.
+export async function tokenOf(token) {
+  if (typeof token !== 'function') return token;
+  const a = await token();
+  return a.token || '';
 }
 
 // describe words a Result's errors as the server did, with their codes.

@@ -1,15 +1,15 @@
 // The data browser: an instance's record types (from introspection through
-// /graphql, with the instance token the person gives), a page of records
+// /graphql, with the instance's admin session, api.js instanceAuth), a page of records
 // of one type with an ArcQL filter, sort by column and cursor paging, a
 // form that creates a record, and one record (record.js) at
 // #/data/{domain}/{type}/{id}. Everything goes through the instance's own
 // API and rules.
-import { admin, describe, graphql, session } from './api.js';
+import { admin, describe, graphql, instanceAuth } from './api.js';
 import { alert, field, h, replace, report } from './dom.js';
-import { BUILTIN, INTROSPECT, columns, model, sortClause, withSort } from './model.js';
-import { recordForm, recordHref, recordView } from './record.js';
+import { BUILTIN, INTROSPECT, columns, labelField, model, sortClause, withSort } from './model.js';
+import { ownerCell, recordForm, recordHref, recordView, refLabel, usernames } from './record.js';
 
-// schemas caches an instance's introspection by domain and token.
+// schemas caches an instance's introspection by domain.
 const schemas = new Map();
 
 // forgetSchema drops the cached schema of domain (its release changed).
@@ -20,19 +20,17 @@ export async function dataView(main, domain, type, heading) {
   heading(`Data of ${domain}`);
   const err = alert();
   const body = h('div');
-  const form = tokenForm(domain, () => { schemas.delete(domain); load(); }, err);
-  main.append(h('p', {}, h('a', { href: '#/instances' }, '← Instances')), form, body);
+  main.append(h('p', {}, h('a', { href: '#/instances' }, '← Instances')), err, body);
 
   async function load() {
     report(err, '');
-    const token = session.instanceToken(domain);
-    if (!token) { replace(body, h('p', {}, 'Enter the instance token to browse its records.')); return; }
+    const token = instanceAuth(domain);
     replace(body, h('p', { 'aria-busy': 'true' }, 'Loading the schema…'));
     let s = schemas.get(domain);
-    if (!s || s.token !== token) {
+    if (!s) {
       const r = await graphql(domain, token, INTROSPECT);
       if (!r.ok) { replace(body); report(err, describe(r), true); return; }
-      s = { token, ...model(r.body.data) };
+      s = model(r.body.data);
       schemas.set(domain, s);
     }
     const names = s.recordTypes;
@@ -54,18 +52,6 @@ export async function dataView(main, domain, type, heading) {
   load();
 }
 
-// tokenForm asks for the instance token of domain, keeps it in the tab
-// and calls use; err, when given, is shown in the form.
-export function tokenForm(domain, use, err = alert()) {
-  const tokenInput = h('input', { type: 'password', autocomplete: 'off', spellcheck: 'false', value: session.instanceToken(domain) });
-  return h('form', { class: 'card inline-form', onsubmit: (ev) => {
-    ev.preventDefault();
-    session.setInstanceToken(domain, tokenInput.value.trim());
-    use();
-  } }, field('Instance token', tokenInput, 'The token shown when the instance was created (or rotated), or an account session token.'),
-  h('button', { type: 'submit' }, 'Use token'), err);
-}
-
 async function chooseInstance(main, heading) {
   heading('Data');
   const list = h('div', { 'aria-busy': 'true' }, 'Loading…');
@@ -80,15 +66,21 @@ async function chooseInstance(main, heading) {
 
 function cell(domain, col, v) {
   if (v === null || v === undefined) return '—';
-  if (col.ref && col.list) return `${v.length} record${v.length === 1 ? '' : 's'}`;
-  if (col.ref) return v.core && v.core.id ? h('a', { href: recordHref(domain, col.ref, v.core.id), class: 'code' }, v.core.id) : '—';
+  if (col.ref && col.list) {
+    if (v.length === 0) return '—';
+    const shown = v.slice(0, 3).map((x) => refLabel(domain, col, x));
+    return h('span', {}, shown.flatMap((a, i) => (i ? [', ', a] : [a])), v.length > 3 ? ` and ${v.length - 3} more` : '');
+  }
+  if (col.ref) return refLabel(domain, col, v);
   if (Array.isArray(v)) return v.map((x) => (typeof x === 'object' ? JSON.stringify(x) : String(x))).join(', ');
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
 }
 
 function recordsView(el, domain, token, s, type) {
-  const cols = columns(s, type);
+  // The field that names a record (labelField) leads, then the others.
+  const label = labelField(s, type);
+  const cols = columns(s, type).sort((a, b) => (b.name === label) - (a.name === label));
   const filter = h('input', { name: 'arcql', value: '*', autocomplete: 'off', spellcheck: 'false', class: 'code' });
   const trashed = h('input', { type: 'checkbox', name: 'includeTrashed' });
   const size = h('select', { name: 'first' }, [10, 25, 100].map((n) => h('option', { value: n }, String(n))));
@@ -105,7 +97,7 @@ function recordsView(el, domain, token, s, type) {
 
   const doc = `query CoreConsoleFind($arcql: String!, $first: Int, $after: String, $trashed: Boolean) {
   find(type: ${type}, arcql: $arcql, first: $first, after: $after, includeTrashed: $trashed) {
-    edges { cursor node { ... on ${type} { ${cols.map((c) => c.sel).join(' ')} core { id created updated trashed } } } }
+    edges { cursor node { ... on ${type} { ${cols.map((c) => c.sel).join(' ')} core { id createdBy created updated trashed } } } }
     pageInfo { hasNextPage endCursor }
   }
 }`;
@@ -122,24 +114,29 @@ function recordsView(el, domain, token, s, type) {
     table.removeAttribute('aria-busy');
     if (!r.ok) { report(err, describe(r), true); replace(table); info = null; paging(); return; }
     const conn = r.body.data.find;
+    const names = await usernames(domain, token, conn.edges.map((e) => e.node.core.createdBy));
+    if (mine !== latest) return;
     info = conn.pageInfo;
     const showTrashed = trashed.checked;
-    const heads = [{ name: 'core.id', path: 'core.id' },
-      ...cols.map((c) => ({ name: c.name, path: !c.ref && !c.list ? c.name : null })),
+    // The schema's fields first, then the owner, the times and the id.
+    const heads = [...cols.map((c) => ({ name: c.name, path: !c.ref && !c.list ? c.name : null })),
+      { name: 'owner', path: 'core.createdBy' },
       { name: 'created', path: 'core.created' }, { name: 'updated', path: 'core.updated' },
-      showTrashed ? { name: 'trashed', path: 'core.trashed' } : null].filter(Boolean);
+      showTrashed ? { name: 'trashed', path: 'core.trashed' } : null,
+      { name: 'core.id', path: 'core.id' }].filter(Boolean);
     const key = sortClause(arcql).key;
     replace(table, h('table', {},
       h('caption', {}, `${type} records`),
       h('thead', {}, h('tr', {}, heads.map((c) => header(c, key)))),
       h('tbody', {}, conn.edges.length === 0
-        ? h('tr', {}, h('td', { colspan: cols.length + 3 }, 'No records match.'))
+        ? h('tr', {}, h('td', { colspan: heads.length }, 'No records match.'))
         : conn.edges.map((e) => h('tr', {},
-          h('th', { scope: 'row', class: 'code' }, h('a', { href: recordHref(domain, type, e.node.core.id) }, e.node.core.id)),
-          cols.map((c) => h('td', {}, cell(domain, c, e.node[c.name]))),
+          cols.map((c) => h('td', { class: c.name === label ? 'label' : undefined }, cell(domain, c, e.node[c.name]))),
+          h('td', {}, ownerCell(domain, e.node.core.createdBy, names)),
           h('td', { class: 'nowrap' }, e.node.core.created || '—'),
           h('td', { class: 'nowrap' }, e.node.core.updated || '—'),
-          showTrashed ? h('td', { class: 'nowrap' }, e.node.core.trashed || '—') : null)))));
+          showTrashed ? h('td', { class: 'nowrap' }, e.node.core.trashed || '—') : null,
+          h('th', { scope: 'row', class: 'code' }, h('a', { href: recordHref(domain, type, e.node.core.id) }, e.node.core.id)))))));
     if (sortFocus) {
       const b = [...table.querySelectorAll('button.sort')].find((x) => x.dataset.path === sortFocus);
       if (b) b.focus();

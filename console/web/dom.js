@@ -52,3 +52,13 @@ export function report(region, message, isError = false) {
   region.classList.toggle('ok', !isError && !!message);
   replace(region, message || '');
 }
+
+// size words a byte count as people read it.
+export function size(n) {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB'];
+  let v = n / 1024;
+  let i = 0;
+  for (; v >= 1024 && i < units.length - 1; i++) v /= 1024;
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}

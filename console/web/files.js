@@ -1,11 +1,10 @@
 // The files of an instance (#/files/{domain}): every File record, newest
 // first, with its name, type, size, owner, a thumbnail of an image and a
 // download link, a page at a time. It reads through the instance's own
-// API with the instance token the person gives (data.js's token form),
-// under the rules of every record.
-import { graphql, describe, session } from './api.js';
-import { alert, h, replace, report } from './dom.js';
-import { tokenForm } from './data.js';
+// API with the instance's admin session (api.js instanceAuth), under the
+// rules of every record.
+import { describe, graphql, instanceAuth, tokenOf } from './api.js';
+import { alert, h, replace, report, size } from './dom.js';
 import { fileURL, isImage, recordHref } from './record.js';
 
 // filesLink is the "Files" control of the views that show an instance.
@@ -26,13 +25,12 @@ export function filesView(main, domain, heading) {
   heading(`Files of ${domain}`);
   const body = h('div');
   main.append(h('p', {}, h('a', { href: `#/data/${encodeURIComponent(domain)}` }, `← Data of ${domain}`)),
-    tokenForm(domain, () => { stack = []; after = null; load(); }), body);
+    body);
 
   let stack = []; // the after cursors of the pages before this one
   let after = null;
   async function load() {
-    const token = session.instanceToken(domain);
-    if (!token) { replace(body, h('p', {}, 'Enter the instance token to list its files.')); return; }
+    const token = instanceAuth(domain);
     const err = alert();
     const table = h('div', { class: 'scroll', 'aria-busy': 'true' }, 'Loading…');
     const prev = h('button', { type: 'button', disabled: stack.length === 0, onclick: () => { after = stack.pop() ?? null; load(); } }, 'Previous page');
@@ -42,6 +40,7 @@ export function filesView(main, domain, heading) {
     table.removeAttribute('aria-busy');
     if (!r.ok) { replace(table); report(err, describe(r), true); return; }
     const conn = r.body.data.find;
+    const fileToken = await tokenOf(token);
     if (conn.pageInfo.hasNextPage) {
       next.disabled = false;
       next.addEventListener('click', () => { stack.push(after); after = conn.pageInfo.endCursor; load(); });
@@ -51,7 +50,7 @@ export function filesView(main, domain, heading) {
       h('thead', {}, h('tr', {}, ['Preview', 'Name', 'Type', 'Size', 'Owner', 'Uploaded', 'Download'].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, conn.edges.length === 0
         ? h('tr', {}, h('td', { colspan: 7 }, 'No files yet.'))
-        : conn.edges.map(({ node }) => row(domain, token, node)))));
+        : conn.edges.map(({ node }) => row(domain, fileToken, node)))));
   }
   load();
 }
@@ -66,14 +65,4 @@ function row(domain, token, node) {
     h('td', { class: 'code' }, node.core.createdBy || '—'),
     h('td', { class: 'nowrap' }, node.core.created || '—'),
     h('td', {}, h('a', { href: url, download: node.name, 'aria-label': `Download ${node.name}` }, 'Download')));
-}
-
-// size words a byte count as people read it.
-function size(n) {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB'];
-  let v = n / 1024;
-  let i = 0;
-  for (; v >= 1024 && i < units.length - 1; i++) v /= 1024;
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }

@@ -2,9 +2,9 @@
 // list, upload a .js or a .zip/.tar.gz package, delete) through the admin
 // API; an instance's function log, newest first and refreshed while the
 // view is open, and its Webhook records (#/hooks/{domain}), read through
-// /graphql with the instance token, each with its URL and a "send test"
+// /graphql with the instance's admin session, each with its URL and a "send test"
 // that posts to it and shows what came back.
-import { admin, describe, graphql, session } from './api.js';
+import { admin, describe, graphql, instanceAuth } from './api.js';
 import { alert, field, h, replace, report, status } from './dom.js';
 import { pretty, send, upload } from './raw.js';
 
@@ -172,27 +172,18 @@ const WEBHOOKS = `query CoreConsoleWebhooks {
   }
 }`;
 
-// webhooks lists the instance's Webhook records (instance token) and
+// webhooks lists the instance's Webhook records (its admin session) and
 // sends a test request to one.
 function webhooks(el, domain) {
-  const tokenInput = h('input', { type: 'password', autocomplete: 'off', spellcheck: 'false', value: session.instanceToken(domain) });
   const err = alert();
   const list = h('div');
   const tester = sendTest(domain);
-  const tokenForm = h('form', { class: 'inline-form', onsubmit: (ev) => {
-    ev.preventDefault();
-    session.setInstanceToken(domain, tokenInput.value.trim());
-    load();
-  } }, field('Instance token', tokenInput, 'Webhook records are read through /graphql with the instance token.'),
-  h('button', { type: 'submit' }, 'Use token'));
-  replace(el, h('h2', { id: 'hooks-title' }, 'Webhooks'), tokenForm, err, list, tester.el);
+  replace(el, h('h2', { id: 'hooks-title' }, 'Webhooks'), err, list, tester.el);
 
   async function load() {
     report(err, '');
-    const token = session.instanceToken(domain);
-    if (!token) { replace(list, h('p', {}, 'Enter the instance token to list the webhooks.')); return; }
     replace(list, loading());
-    const r = await graphql(domain, token, WEBHOOKS);
+    const r = await graphql(domain, instanceAuth(domain), WEBHOOKS);
     if (!r.ok) { replace(list); report(err, describe(r), true); return; }
     const rows = r.body.data.find.edges.map((e) => e.node);
     if (rows.length === 0) { replace(list, h('p', {}, 'No Webhook records: create one (name, query { type field }) in the data browser or through /graphql.')); return; }

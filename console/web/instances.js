@@ -8,6 +8,7 @@ import { forgetSchema } from './data.js';
 import { playgroundLink } from './playground.js';
 import { hooksLink } from './functions.js';
 import { mailLink } from './mail.js';
+import { exportButton } from './backups.js';
 
 export async function instancesView(main, heading) {
   heading('Instances');
@@ -25,7 +26,6 @@ export async function instancesView(main, heading) {
   };
   renderInstances(list, panel, ri.body.instances, apps, refresh);
   replace(createForm, createInstanceForm(apps, async (inst) => {
-    session.setInstanceToken(inst.domain, inst.token);
     replace(panel, tokenPanel(inst, `Created ${inst.domain}`));
     refresh();
   }));
@@ -105,11 +105,11 @@ function managePanel(inst, refresh, panel) {
     const r = await admin('POST', path + '/token');
     rotate.disabled = false;
     if (!r.ok) { report(rotateErr, 'Not rotated: ' + describe(r), true); return; }
-    session.setInstanceToken(d, r.body.token);
     forgetSchema(d);
     replace(tokenSlot, tokenPanel(r.body, `New token of ${d}`));
   } }, `Rotate token of ${d}`);
 
+  const exportErr = alert();
   const confirm = h('input', { autocomplete: 'off', spellcheck: 'false' });
   const del = h('button', { type: 'submit', class: 'danger', disabled: true }, `Delete ${d}`);
   confirm.addEventListener('input', () => { del.disabled = confirm.value !== d; });
@@ -121,7 +121,7 @@ function managePanel(inst, refresh, panel) {
     del.disabled = true;
     const r = await admin('DELETE', path);
     if (!r.ok) { del.disabled = false; report(delErr, 'Not deleted: ' + describe(r), true); return; }
-    session.setInstanceToken(d, '');
+    session.forget(d);
     const done = status();
     replace(panel, h('section', { class: 'card' }, done));
     report(done, `Deleted ${d}.`);
@@ -137,6 +137,9 @@ function managePanel(inst, refresh, panel) {
     h('h3', {}, 'Token'),
     h('p', {}, 'A new token replaces the current one at once: clients using the old one are refused.'),
     rotate, rotateErr, tokenSlot,
+    h('h3', {}, 'Export'),
+    h('p', {}, h('span', {}, 'Everything the instance holds, as a file an import reads back (see '), h('a', { href: '#/backups' }, 'Backups'), h('span', {}, ').')),
+    exportButton(d, exportErr), exportErr,
     deleteForm);
 }
 
@@ -234,7 +237,7 @@ function tokenPanel(inst, title) {
   const copied = status();
   return h('section', { class: 'card notice', 'aria-label': title },
     h('h2', {}, title),
-    h('p', {}, 'The token is shown this once: copy it now. This tab keeps it for the data browser until you sign out.'),
+    h('p', {}, 'The token is shown this once: copy it now, for your app. The console does not keep it: it browses data with the admin token alone.'),
     field(`Instance token of ${inst.domain}`, input),
     h('div', { class: 'inline' },
       h('button', { type: 'button', onclick: () => copy(input, copied) }, 'Copy token'),

@@ -1,11 +1,11 @@
 // The GraphQL playground of one instance (#/graphql/{domain}): a query
 // editor with schema-aware completion (completion.js), a docs pane, both
 // from introspection; variables; headers pre-filled with the instance's
-// domain; the token of the person's choice (the instance token this tab
-// keeps, an account's session token pasted or got by logging in, or none);
+// domain; the token of the person's choice (the instance's admin session,
+// an account's session token pasted or got by logging in, or none);
 // Run (Ctrl+Enter) shows the response as it came. Requests go to /graphql
 // as any client's would, under the instance's rules.
-import { describe, graphql, session } from './api.js';
+import { describe, graphql, instanceAuth, tokenOf } from './api.js';
 import { alert, field, h, replace, report, status, uid } from './dom.js';
 import { sdlEditor } from './editor.js';
 import { INTROSPECT, complete, model, named, typeString } from './completion.js';
@@ -53,7 +53,8 @@ export function playgroundView(main, domain, heading) {
       const i = line.indexOf(':');
       if (line.trim() && i > 0) hd[line.slice(0, i).trim()] = line.slice(i + 1).trim();
     }
-    if (token.value()) hd.authorization = token.value();
+    const t = await tokenOf(token.value());
+    if (t) hd.authorization = t;
     run.disabled = true;
     output.setAttribute('aria-busy', 'true');
     const r = await send(new URL('../graphql', location.href), { method: 'POST', headers: hd, body: JSON.stringify({ query: editor.value, variables: vars }) });
@@ -99,15 +100,14 @@ export function playgroundView(main, domain, heading) {
 }
 
 // tokenChooser picks the authorization the playground sends: the
-// instance token (kept in this tab, or pasted here), an account's session
-// token (pasted, or got by logging in as the account), or none.
+// instance's admin session (api.js instanceAuth: what the instance token
+// may do, got with the admin token), an account's session token (pasted,
+// or got by logging in as the account), or none.
 function tokenChooser(domain, onChange) {
   const as = h('select', {},
-    h('option', { value: 'instance' }, 'Instance token'),
+    h('option', { value: 'instance' }, 'Instance admin (console session)'),
     h('option', { value: 'account' }, 'Account session token'),
     h('option', { value: 'none' }, 'No token (anonymous)'));
-  const inst = h('input', { type: 'password', autocomplete: 'off', spellcheck: 'false', value: session.instanceToken(domain) });
-  inst.addEventListener('change', () => { session.setInstanceToken(domain, inst.value.trim()); onChange(); });
   const acct = h('input', { type: 'password', autocomplete: 'off', spellcheck: 'false' });
   const user = h('input', { autocomplete: 'off', spellcheck: 'false' });
   const pass = h('input', { type: 'password', autocomplete: 'off' });
@@ -125,7 +125,7 @@ function tokenChooser(domain, onChange) {
     onChange();
     report(msg, `Logged in as ${user.value.trim()}: requests now carry that account's session token.`);
   } }, 'Log in');
-  const instPart = field('Instance token', inst, 'The token shown when the instance was created (kept in this tab).');
+  const instPart = h('p', {}, 'Requests carry a short-lived admin session of this instance, which acts as its instance token.');
   const acctPart = h('div', {}, field('Account session token', acct),
     h('details', {}, h('summary', {}, 'Log in as an account'),
       h('div', { class: 'row' }, field('Username', user), field('Password', pass)), login, msg));
@@ -135,7 +135,7 @@ function tokenChooser(domain, onChange) {
   show();
   return {
     el: h('fieldset', { class: 'token' }, h('legend', {}, 'Authorization'), field('Send as', as), instPart, acctPart),
-    value() { return as.value === 'instance' ? inst.value.trim() : as.value === 'account' ? acct.value.trim() : ''; },
+    value() { return as.value === 'instance' ? instanceAuth(domain) : as.value === 'account' ? acct.value.trim() : ''; },
   };
 }
 

@@ -1,11 +1,13 @@
 // One record: a form generated from the schema that creates a record or
-// edits one (upsert), and the record's trash, untrash and delete. Plain
+// edits one (upsert), and the record's trash, untrash and delete; who may
+// see it (its owner, the AccessRight grants that cover it and its type's
+// @access rules, read from the release's SDL through the admin API). Plain
 // fields get typed controls; a reference is the referenced record's id
 // with a link to it; a list of references is a list of links, each with a
 // Remove button, and a field to add an id.
-import { describe, graphql } from './api.js';
+import { admin, describe, graphql, tokenOf } from './api.js';
 import { alert, field, h, replace, report, status } from './dom.js';
-import { byID, columns } from './model.js';
+import { RULE_OPS, accessRules, byID, columns, quote } from './model.js';
 
 // recordHref is the hash route of one record in the data browser.
 export function recordHref(domain, type, id) {
@@ -19,7 +21,7 @@ export async function recordView(el, domain, token, s, type, id) {
   replace(el, h('h2', {}, `${type} ${id}`), back, h('p', { 'aria-busy': 'true' }, 'Loading…'));
   const doc = `query CoreConsoleRecord($arcql: String!) {
   find(type: ${type}, arcql: $arcql, first: 1, includeTrashed: true) {
-    edges { node { ... on ${type} { ${cols.map((c) => c.sel).join(' ')}${type === 'File' ? ' url { path }' : ''} core { id created updated trashed } } } }
+    edges { node { ... on ${type} { ${cols.map((c) => c.sel).join(' ')}${type === 'File' ? ' url { path }' : ''} core { id createdBy created updated trashed } } } }
   }
 }`;
   const r = await graphql(domain, token, doc, { arcql: byID(id) });
@@ -28,9 +30,11 @@ export async function recordView(el, domain, token, s, type, id) {
   const node = r.body.data.find.edges[0] && r.body.data.find.edges[0].node;
   if (!node) { replace(el, h('h2', {}, `${type} ${id}`), back, h('p', {}, `There is no ${type} ${id}.`)); return; }
 
+  const names = await usernames(domain, token, [node.core.createdBy]);
   const facts = h('dl', { class: 'facts' });
   const showFacts = () => replace(facts,
     h('dt', {}, 'core.id'), h('dd', { class: 'code' }, node.core.id),
+    h('dt', {}, 'owner'), h('dd', {}, ownerCell(domain, node.core.createdBy, names)),
     h('dt', {}, 'created'), h('dd', {}, node.core.created || '—'),
     h('dt', {}, 'updated'), h('dd', {}, node.core.updated || '—'),
     h('dt', {}, 'trashed'), h('dd', {}, node.core.trashed || 'no'));
@@ -40,8 +44,133 @@ export async function recordView(el, domain, token, s, type, id) {
     showFacts();
   });
   // A File is made by uploads: it is shown, not edited.
-  const shown = type === 'File' ? filePreview(node, token) : form;
-  replace(el, h('h2', {}, `${type} ${id}`), back, facts, shown, actions(domain, token, type, node, showFacts, el, back));
+  const shown = type === 'File' ? filePreview(node, await tokenOf(token)) : form;
+  const access = h('section', { class: 'card', 'aria-label': `Access to ${type} ${id}` }, h('h3', {}, 'Who may see it'), loading());
+  replace(el, h('h2', {}, `${type} ${id}`), back, facts, access, shown, actions(domain, token, type, node, showFacts, el, back));
+  accessView(access, domain, token, type, node, names);
+}
+
+function loading() { return h('p', { 'aria-busy': 'true' }, 'Loading…'); }
+
+// refLabel is a reference's link: the referenced record's label field
+// (model.js labelField) when it has one, else its id.
+export function refLabel(domain, col, v) {
+  if (!v || !v.core || !v.core.id) return '—';
+  const text = (col.label && v[col.label]) || v.core.id;
+  return h('a', { href: recordHref(domain, col.ref, v.core.id), class: text === v.core.id ? 'code' : undefined, title: v.core.id }, String(text));
+}
+
+// usernames answers the usernames of the accounts ids (those that have
+// one) as a Map, read 25 at a time; empty when they cannot be read.
+export async function usernames(domain, token, ids) {
+  const names = new Map();
+  const want = [...new Set(ids.filter(Boolean))];
+  for (let i = 0; i < want.length; i += 25) {
+    const part = want.slice(i, i + 25);
+    const r = await graphql(domain, token, `query CoreConsoleUsernames($arcql: String!, $first: Int) {
+  find(type: Account, arcql: $arcql, first: $first) { edges { node { ... on Account { username core { id } } } } }
+}`, { arcql: part.map(byID).join(' OR '), first: part.length });
+    if (!r.ok) return names;
+    for (const e of r.body.data.find.edges) if (e.node.username) names.set(e.node.core.id, e.node.username);
+  }
+  return names;
+}
+
+// ownerCell is a record's owner (core.createdBy): the account's username
+// where it has one, else its id, linked to the Account record.
+export function ownerCell(domain, id, names) {
+  if (!id) return '—';
+  const name = names.get(id);
+  return h('a', { href: recordHref(domain, 'Account', id), class: name ? undefined : 'code', title: id }, name || id);
+}
+
+const GRANTS = `query CoreConsoleGrants($arcql: String!) {
+  find(type: AccessRight, arcql: $arcql, first: 100) {
+    edges { node { ... on AccessRight { resource resourceType operationType operation fields permissionType approved startDate endDate
+      resourceOwnerId membersSourceType membersSourceField membersSourceId members { username core { id } } core { id } } } }
+    pageInfo { hasNextPage }
+  }
+}`;
+
+// accessView lists who may see node: its owner, the grants that cover it
+// (their resourceType is its type or *, their resource its id or *; a *
+// of an RBP grant covers only the records of resourceOwnerId) and the
+// @access rules of its type.
+async function accessView(el, domain, token, type, node, names) {
+  const id = node.core.id;
+  const owner = node.core.createdBy;
+  const [g, rules] = await Promise.all([
+    graphql(domain, token, GRANTS, { arcql: `(resourceType = ${quote(type)} OR resourceType = '*') AND (resource = ${quote(id)} OR resource = '*')` }),
+    typeRules(domain, type),
+  ]);
+  const parts = [h('p', {}, 'Owner: ', ownerCell(domain, owner, names), ' (the owner reads and changes it; the instance token and the console reach every record).')];
+
+  parts.push(h('h4', {}, 'Grants'));
+  if (!g.ok) parts.push(h('p', { class: 'alert error', role: 'alert' }, 'Grants not read: ' + describe(g)));
+  else {
+    const grants = g.body.data.find.edges.map((e) => e.node)
+      .filter((a) => !(a.permissionType === 'RBP' && a.resource === '*' && a.resourceOwnerId && a.resourceOwnerId !== owner));
+    if (grants.length === 0) parts.push(h('p', {}, 'No AccessRight grant covers this record.'));
+    else {
+      parts.push(h('div', { class: 'scroll' }, h('table', { class: 'grants' },
+        h('caption', {}, `Grants covering ${type} ${id}`),
+        h('thead', {}, h('tr', {}, ['Grant', 'Operation', 'Permission', 'To', 'Resource', 'Active'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', {}, grants.map((a) => h('tr', {},
+          h('th', { scope: 'row' }, h('a', { href: recordHref(domain, 'AccessRight', a.core.id), class: 'code' }, a.core.id)),
+          h('td', { class: 'code' }, `${a.operationType}.${a.operation}${a.fields ? ` (${a.fields})` : ''}`),
+          h('td', {}, a.permissionType),
+          h('td', {}, members(domain, a)),
+          h('td', { class: 'code' }, a.resource === '*' ? `every ${a.resourceType}${a.permissionType === 'RBP' ? ' of its owner' : ''}` : a.resource),
+          h('td', {}, active(a))))))));
+      if (g.body.data.find.pageInfo.hasNextPage) parts.push(h('p', {}, 'The first 100 grants are shown.'));
+    }
+  }
+
+  if (rules) {
+    parts.push(h('h4', {}, `Rules of ${type} (@access)`),
+      h('dl', { class: 'facts rules' }, RULE_OPS.filter((op) => rules[op] !== undefined)
+        .flatMap((op) => [h('dt', {}, op), h('dd', { class: 'code' }, rules[op])])));
+  }
+  replace(el, h('h3', {}, 'Who may see it'), parts);
+}
+
+// members words whom a grant is to.
+function members(domain, a) {
+  const out = [];
+  for (const m of a.members || []) {
+    if (out.length) out.push(', ');
+    out.push(h('a', { href: recordHref(domain, 'Account', m.core.id), title: m.core.id }, m.username || m.core.id));
+  }
+  if (a.membersSourceType) {
+    if (out.length) out.push('; ');
+    out.push(h('span', {}, 'the members in ',
+      h('a', { href: recordHref(domain, a.membersSourceType, a.membersSourceId || ''), class: 'code' }, `${a.membersSourceType} ${a.membersSourceId || ''}`),
+      `.${a.membersSourceField || ''}`));
+  }
+  return out.length ? h('span', {}, out) : '—';
+}
+
+function active(a) {
+  if (a.approved === false) return 'no (not approved)';
+  if (a.startDate || a.endDate) return `${a.startDate || '…'} – ${a.endDate || '…'}`;
+  return 'yes';
+}
+
+// releases caches the SDL of app/release: a release never changes.
+const releases = new Map();
+
+// typeRules answers the @access rules of type in the release domain runs,
+// read through the admin API; null when it has none or they cannot be read.
+async function typeRules(domain, type) {
+  const inst = await admin('GET', `/instances/${encodeURIComponent(domain)}`);
+  if (!inst.ok) return null;
+  const key = `${inst.body.app}/${inst.body.release}`;
+  if (!releases.has(key)) {
+    const r = await admin('GET', `/apps/${encodeURIComponent(inst.body.app)}/releases/${encodeURIComponent(inst.body.release)}`);
+    if (!r.ok) return null;
+    releases.set(key, r.body.schema || '');
+  }
+  return accessRules(releases.get(key), type);
 }
 
 // actions are the record's trash or untrash and delete, with the offer to
@@ -96,7 +225,7 @@ export function recordForm(domain, token, s, type, node, onSaved) {
   const editing = !!node;
   const cols = columns(s, type).filter((c) => c.writable && c.kind !== 'Json');
   const idInput = h('input', { name: 'core.id', autocomplete: 'off', spellcheck: 'false', class: 'code' });
-  const controls = cols.map((c) => control(s, domain, c, node ? node[c.name] : null, token));
+  const controls = cols.map((c) => control(s, domain, c, node ? node[c.name] : null, token, type));
   const msg = status();
   const err = alert();
   const button = h('button', { type: 'submit' }, editing ? `Save ${type}` : `Create ${type}`);
@@ -136,17 +265,29 @@ export function recordForm(domain, token, s, type, node, onSaved) {
 // control builds the input of one field: {col, el, read(), reset(),
 // initial}. read answers the value to send (null when empty) or throws
 // saying what is wrong.
-function control(s, domain, col, value, token) {
+function control(s, domain, col, value, token, type) {
   if (col.ref && col.list) return refList(domain, col, value);
   if (col.ref) return refOne(domain, col, value, token);
   if (col.list) return scalarList(col, value);
-  return scalar(s, col, value);
+  return scalar(s, col, value, choices(s, type, col.name));
 }
 
-function scalar(s, col, value) {
+// choices are the values a String field of a built-in type takes, offered
+// as a select: a grant's type, operation type and operation.
+function choices(s, type, name) {
+  if (type !== 'AccessRight') return null;
+  if (name === 'resourceType') return ['*', ...s.recordTypes];
+  if (name === 'operationType') return ['Query', 'Mutation', '*'];
+  if (name === 'operation') return ['*', 'get', 'find', 'upsert', 'delete', 'trash', 'untrash', 'link', 'unlink'];
+  return null;
+}
+
+function scalar(s, col, value, offered = null) {
   let input;
-  if (col.kind === 'Boolean' || col.enumType) {
-    const values = col.kind === 'Boolean' ? ['true', 'false'] : ((s.types.get(col.kind) || {}).enumValues || []).map((v) => v.name);
+  if (col.kind === 'Boolean' || col.enumType || offered) {
+    const values = offered ? [...offered] : col.kind === 'Boolean' ? ['true', 'false'] : ((s.types.get(col.kind) || {}).enumValues || []).map((v) => v.name);
+    // A stored value the list lacks is kept as a choice.
+    if (value !== null && value !== undefined && !values.includes(String(value))) values.push(String(value));
     input = h('select', {}, h('option', { value: '' }, '—'), values.map((v) => h('option', { value: v }, v)));
   } else if (col.kind === 'Int') input = h('input', { type: 'number', step: '1', inputmode: 'numeric' });
   else if (col.kind === 'Float') input = h('input', { type: 'number', step: 'any', inputmode: 'decimal' });
@@ -260,7 +401,7 @@ function uploadInput(domain, token, name, done) {
     if (!f) return;
     const form = new FormData();
     form.append('0', f, f.name);
-    const res = await fetch(new URL('../upload/', location.href), { method: 'POST', headers: { 'core-domain': domain, authorization: token || '' }, body: form });
+    const res = await fetch(new URL('../upload/', location.href), { method: 'POST', headers: { 'core-domain': domain, authorization: await tokenOf(token) }, body: form });
     const body = await res.json().catch(() => null);
     if (res.status !== 201 || !Array.isArray(body)) {
       const e = body && body.errors && body.errors[0];

@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/corehq/core/auth"
+	"github.com/corehq/core/backup"
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/gql"
 	"github.com/corehq/core/hooks"
@@ -113,6 +114,13 @@ type options struct {
 	shared    bool                 // WithSharedLoginThrottle
 	argon2    *auth.Argon2         // WithArgon2
 	hooks     *hooks.Config        // WithHooks
+	backups   string               // WithBackups
+}
+
+// WithBackups keeps the server's backups (/admin/v1/backups) in the
+// folder dir, as cored serve --backup-dir does, keeping the newest 5.
+func WithBackups(dir string) Option {
+	return func(o *options) { o.backups = dir }
 }
 
 // WithHooks delivers event hooks with cfg. Without it a test server
@@ -320,6 +328,13 @@ func Start(t testing.TB, opts ...Option) *Env {
 	engine := gql.NewEngine(o.gqlCfg, dataStore, reg, accounts, o.logger, gql.WithFunctions(functions), gql.WithFunctionLog(logs),
 		gql.WithMeter(meter), gql.WithMail(outbox),
 		gql.WithContents(contentsOf(st)))
+	if o.backups != "" {
+		dir, err := backup.NewDir(st, o.backups, 5)
+		if err != nil {
+			t.Fatalf("servertest: the backup folder: %v", err)
+		}
+		serverOpts = append(serverOpts, server.WithBackups(dir))
+	}
 	srv := server.New(o.cfg, o.logger, st, reg, engine, append(serverOpts, o.server...)...)
 	hcfg := hooks.Config{AllowPrivate: true}
 	if o.hooks != nil {
