@@ -596,7 +596,7 @@ func (u *upserter) checkOwner(p graphql.ResolveParams) error {
 			if ok && !may(p.Context, u.c, r, "upsert") {
 				return errcode.New(errcode.Forbidden, "%s %s belongs to another account", typ, id)
 			}
-			if ok && !owned(u.c, r) {
+			if ok && !owned(u.c, r) && !ruleAllows(p.Context, u.c, r, "update") {
 				if err := u.checkGrantedFields(p, r); err != nil {
 					return err
 				}
