@@ -88,6 +88,7 @@ func (c *call) rule(ctx context.Context, typ, op string) (arcql.Expr, error) {
 	if err != nil {
 		return nil, storeError(err)
 	}
+	f = mergeIDs(f)
 	if c.rulesOf == nil {
 		c.rulesOf = map[string]arcql.Expr{}
 	}
@@ -199,7 +200,9 @@ func scopeFilter(ctx context.Context, c *call, typ, operation string, f arcql.Ex
 	if err != nil {
 		return nil, err
 	}
-	if rule != nil {
+	if or, ok := rule.(*arcql.Or); ok {
+		terms = append(terms, or.Terms...) // one flat OR: a store unions its terms' indexes
+	} else if rule != nil {
 		terms = append(terms, rule)
 	}
 	switch len(terms) {
@@ -238,6 +241,45 @@ func scopeHops(ctx context.Context, c *call, f arcql.Expr) (arcql.Expr, error) {
 		return &arcql.Hop{Field: n.Field, List: n.List, Target: n.Target, Sub: sub}, nil
 	}
 	return f, nil
+}
+
+// mergeIDs simplifies a rule whose hops were resolved: in an OR, the id
+// lists of one field become one (board IN a OR board IN b is board IN
+// a∪b) and an empty one, which matches nothing, is dropped.
+func mergeIDs(f arcql.Expr) arcql.Expr {
+	or, ok := f.(*arcql.Or)
+	if !ok {
+		return f
+	}
+	var terms []arcql.Expr
+	merged := map[string]int{} // field → index in terms of its InIDs
+	for _, t := range or.Terms {
+		t = mergeIDs(t)
+		in, ok := t.(*arcql.InIDs)
+		if !ok {
+			terms = append(terms, t)
+			continue
+		}
+		if len(in.IDs) == 0 {
+			continue
+		}
+		if i, seen := merged[in.Field]; seen {
+			prev := terms[i].(*arcql.InIDs)
+			ids := append(slices.Clone(prev.IDs), in.IDs...)
+			slices.Sort(ids)
+			terms[i] = arcql.NewInIDs(in.Field, slices.Compact(ids))
+			continue
+		}
+		merged[in.Field] = len(terms)
+		terms = append(terms, t)
+	}
+	switch len(terms) {
+	case 0:
+		return &arcql.InIDs{Field: "core.id"} // matches nothing
+	case 1:
+		return terms[0]
+	}
+	return &arcql.Or{Terms: terms}
 }
 
 // hasHop reports whether f holds a reference hop.
