@@ -525,8 +525,9 @@ func (u *upserter) checkGrantedFields(p graphql.ResolveParams, r *store.Record) 
 // user session or an anonymous caller (the instance token, the app's own
 // key, bypasses rules as it bypasses grants): a new record is created only
 // where its type's create rule (if any) holds for the record as it would
-// be stored; a change the update rule alone allows (neither the owner rule
-// nor a grant) must leave a record the rule still allows.
+// be stored; a change the update rule allows, where neither the owner rule
+// nor a grant on the whole record does, must leave a record the rule
+// still allows.
 func (u *upserter) checkRules(p graphql.ResolveParams, typ, id string, old *store.Record, op *store.Op) error {
 	c := u.c
 	if op == nil {
@@ -542,11 +543,13 @@ func (u *upserter) checkRules(p graphql.ResolveParams, typ, id string, old *stor
 		}
 		return nil
 	}
-	if owned(c, old) {
-		return nil
+	if owned(c, old) || !ruleAllows(p.Context, c, old, "update") {
+		return nil // the owner rule or grants decided (may, checkGrantedFields)
 	}
 	if s, err := c.rights(p.Context, typ, "upsert"); err == nil && s.Allows(old) {
-		return nil
+		if _, limited := s.Fields(old); !limited {
+			return nil // a grant on the whole record allows the change anyway
+		}
 	}
 	after := *old
 	after.Fields = make(map[string]any, len(old.Fields)+len(op.Set))
