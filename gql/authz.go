@@ -37,14 +37,70 @@ func may(ctx context.Context, c *call, r *store.Record, operation string) bool {
 		return true
 	}
 	s, err := c.rights(ctx, r.Type, operation)
-	return err == nil && s.Allows(r)
+	return err == nil && s.Allows(r) || ruleAllows(ctx, c, r, ruleOp(operation))
+}
+
+// ruleOp names the @access rule that widens a grant operation: find →
+// read; upsert, link and unlink → update; delete, trash and untrash →
+// delete.
+func ruleOp(operation string) string {
+	switch operation {
+	case "find":
+		return "read"
+	case "upsert", "link", "unlink":
+		return "update"
+	case "delete", "trash", "untrash":
+		return "delete"
+	}
+	return operation
+}
+
+// ruleAllows reports whether the type's @access rule op holds for r (false
+// where the type has none). The rule's hops were resolved into id lists
+// (c.rule), so arcql.Match answers exactly what the store query would.
+func ruleAllows(ctx context.Context, c *call, r *store.Record, op string) bool {
+	f, err := c.rule(ctx, r.Type, op)
+	return err == nil && f != nil && arcql.Match(f, r)
+}
+
+// rule returns the @access rule op of typ with this request's parameters
+// ($caller: the session's account, none for anonymous callers; $now: the
+// request's time) and its hops resolved, once per request; nil when typ
+// has no such rule. A rule is the app's: its hops read every record they
+// pass through, whatever the caller may read (no scopeHops), bounded as a
+// filter's hops are.
+func (c *call) rule(ctx context.Context, typ, op string) (arcql.Expr, error) {
+	t, ok := c.schema.model.Type(typ)
+	if !ok || t.Rules[op] == nil {
+		return nil, nil
+	}
+	key := typ + "\x00" + op
+	c.rightsMu.Lock()
+	defer c.rightsMu.Unlock()
+	if f, ok := c.rulesOf[key]; ok {
+		return f, nil
+	}
+	p := arcql.Params{Now: c.now}
+	if c.Principal.Kind == auth.User {
+		p.Caller = c.Principal.AccountID
+	}
+	f, err := store.ResolveHops(ctx, c.Store, c.Instance.ID, arcql.WithParams(t.Rules[op].Filter, p), c.schema.cfg.MaxHopResults)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	f = mergeIDs(f)
+	if c.rulesOf == nil {
+		c.rulesOf = map[string]arcql.Expr{}
+	}
+	c.rulesOf[key] = f
+	return f, nil
 }
 
 // shown returns a record as the caller may read it: r itself, or, when
 // only grants with a fields list make it readable, a copy without the
 // other fields (they read as null).
 func shown(ctx context.Context, c *call, r *store.Record) *store.Record {
-	if owned(c, r) {
+	if owned(c, r) || ruleAllows(ctx, c, r, "read") {
 		return r
 	}
 	s, err := c.rights(ctx, r.Type, "find")
@@ -112,7 +168,8 @@ func (c *call) sourceMembers(ctx context.Context, src access.Source) []string {
 }
 
 // scopeFilter narrows a bound filter to the records the caller may run
-// operation on: its own and those grants allow, pushed into the store
+// operation on: its own, those grants allow and those the type's @access
+// rule for it allows, pushed into the store
 // query so that pages are full pages and bulk changes touch nothing
 // else.
 func scopeFilter(ctx context.Context, c *call, typ, operation string, f arcql.Expr, sort []arcql.SortKey) (arcql.Expr, error) {
@@ -138,6 +195,15 @@ func scopeFilter(ctx context.Context, c *call, typ, operation string, f arcql.Ex
 	terms := s.Terms()
 	if c.Principal.Kind == auth.User {
 		terms = append([]arcql.Expr{ownTerm(c, typ)}, terms...)
+	}
+	rule, err := c.rule(ctx, typ, ruleOp(operation))
+	if err != nil {
+		return nil, err
+	}
+	if or, ok := rule.(*arcql.Or); ok {
+		terms = append(terms, or.Terms...) // one flat OR: a store unions its terms' indexes
+	} else if rule != nil {
+		terms = append(terms, rule)
 	}
 	switch len(terms) {
 	case 0:
@@ -175,6 +241,45 @@ func scopeHops(ctx context.Context, c *call, f arcql.Expr) (arcql.Expr, error) {
 		return &arcql.Hop{Field: n.Field, List: n.List, Target: n.Target, Sub: sub}, nil
 	}
 	return f, nil
+}
+
+// mergeIDs simplifies a rule whose hops were resolved: in an OR, the id
+// lists of one field become one (board IN a OR board IN b is board IN
+// a∪b) and an empty one, which matches nothing, is dropped.
+func mergeIDs(f arcql.Expr) arcql.Expr {
+	or, ok := f.(*arcql.Or)
+	if !ok {
+		return f
+	}
+	var terms []arcql.Expr
+	merged := map[string]int{} // field → index in terms of its InIDs
+	for _, t := range or.Terms {
+		t = mergeIDs(t)
+		in, ok := t.(*arcql.InIDs)
+		if !ok {
+			terms = append(terms, t)
+			continue
+		}
+		if len(in.IDs) == 0 {
+			continue
+		}
+		if i, seen := merged[in.Field]; seen {
+			prev := terms[i].(*arcql.InIDs)
+			ids := append(slices.Clone(prev.IDs), in.IDs...)
+			slices.Sort(ids)
+			terms[i] = arcql.NewInIDs(in.Field, slices.Compact(ids))
+			continue
+		}
+		merged[in.Field] = len(terms)
+		terms = append(terms, t)
+	}
+	switch len(terms) {
+	case 0:
+		return &arcql.InIDs{Field: "core.id"} // matches nothing
+	case 1:
+		return terms[0]
+	}
+	return &arcql.Or{Terms: terms}
 }
 
 // hasHop reports whether f holds a reference hop.

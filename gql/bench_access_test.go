@@ -94,3 +94,69 @@ func BenchmarkGrantsGet(b *testing.B) {
 	b.Run("owner-own", func(b *testing.B) { g.run(b, g.owner, get, map[string]any{"id": g.ownBook}, `"title":"Book 500"`) })
 	b.Run("grantee-granted", func(b *testing.B) { g.run(b, g.grantee, get, map[string]any{"id": g.grantedBook}, `"title":"Book 20"`) })
 }
+
+// The access-rule benchmark: 100,000 tasks on 1,000 boards of 100 teams
+// (board b belongs to team b mod 100, task t is on board t mod 1,000, all
+// created by other accounts); the caller is a colleague of team 0, so the
+// Task read rule `board.team.colleagues.core.id = $caller OR
+// board.core.createdBy = $caller` lets it read the tasks of 10 boards:
+// one task in a hundred, spread evenly. Its find of 25 tasks is measured
+// against the same find by the instance token.
+
+const rulesBenchSDL = `
+type Team { name: String colleagues: [Account] }
+type Board @indices(sets: [["team"]]) { title: String team: Team }
+type Task @indices(sets: [["board"]]) @access(read: "board.team.colleagues.core.id = $caller OR board.core.createdBy = $caller") {
+  title: String
+  board: Board
+  done: Boolean
+}
+`
+
+const httpTasks25 = `query { find(type: Task, arcql: "*", first: 25) { edges { cursor node { ... on Task { title core { id created updated } } } }
+	pageInfo { hasNextPage endCursor } } }`
+
+func BenchmarkRulesFind25(b *testing.B) {
+	env := servertest.Start(b)
+	env.PutRelease("tasks", "v1", rulesBenchSDL)
+	token := env.CreateInstance("rules.test", "tasks", "v1", tenant.Settings{})
+	c := &client{t: b, env: env, domain: "rules.test", token: token}
+	memberID := c.newAccount("member", "", "correct horse battery")
+	member := c.login("member", "correct horse battery").token
+	inst, _ := env.Directory.Lookup("rules.test")
+	now := time.Now().UTC()
+	var ops []store.Op
+	flush := func(min int) {
+		if len(ops) < min || len(ops) == 0 {
+			return
+		}
+		if _, err := env.Store.Write(context.Background(), inst.ID, ops, store.Quota{}); err != nil {
+			b.Fatal(err)
+		}
+		ops = nil
+	}
+	add := func(op store.Op) {
+		op.Kind, op.Now = store.OpUpsert, now
+		ops = append(ops, op)
+		flush(1000)
+	}
+	for t := range 100 {
+		colleagues := []any{fmt.Sprintf("acct%03d", t), fmt.Sprintf("acct%03d", t+100)}
+		if t == 0 {
+			colleagues = append(colleagues, memberID)
+		}
+		add(store.Op{Type: "Team", ID: fmt.Sprintf("team%03d", t), CreatedBy: "admin", Set: map[string]any{"name": fmt.Sprintf("Team %d", t), "colleagues": colleagues}})
+	}
+	for bd := range 1000 {
+		add(store.Op{Type: "Board", ID: fmt.Sprintf("board%04d", bd), CreatedBy: fmt.Sprintf("acct%03d", bd%100),
+			Set: map[string]any{"title": fmt.Sprintf("Board %d", bd), "team": fmt.Sprintf("team%03d", bd%100)}})
+	}
+	for t := range 100_000 {
+		add(store.Op{Type: "Task", ID: fmt.Sprintf("task%06d", t), CreatedBy: fmt.Sprintf("acct%03d", t%200),
+			Set: map[string]any{"title": fmt.Sprintf("Task %d", t), "board": fmt.Sprintf("board%04d", t%1000), "done": t%3 == 0}})
+	}
+	flush(1)
+	h := env.Server.Handler()
+	b.Run("instance-token", func(b *testing.B) { benchGraphQL(b, h, "rules.test", token, httpTasks25, nil, `"title":"Task 24"`) })
+	b.Run("rule", func(b *testing.B) { benchGraphQL(b, h, "rules.test", member, httpTasks25, nil, `"title":"Task 2400"`) })
+}

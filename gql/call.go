@@ -12,6 +12,7 @@ import (
 	"github.com/corehq/core/fn"
 	"github.com/corehq/core/mail"
 	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/arcql"
 	"github.com/corehq/core/tenant"
 )
 
@@ -92,6 +93,9 @@ type call struct {
 	rightsMu sync.Mutex
 	rightsOf map[string]*access.Set
 	sources  map[access.Source][]string // sourceMembers
+	// rulesOf caches the types' @access rules with this request's
+	// parameters and their hops resolved, per type and rule (rule).
+	rulesOf map[string]arcql.Expr
 }
 
 type callKey struct{}

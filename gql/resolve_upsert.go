@@ -14,6 +14,7 @@ import (
 	"github.com/corehq/core/hooks"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/arcql"
 )
 
 // resolveUpsert answers upsert: every record of the input, nested ones
@@ -520,6 +521,55 @@ func (u *upserter) checkGrantedFields(p graphql.ResolveParams, r *store.Record) 
 	return nil
 }
 
+// checkRules applies the @access rules to one record of an upsert by a
+// user session or an anonymous caller (the instance token, the app's own
+// key, bypasses rules as it bypasses grants): a new record is created only
+// where its type's create rule (if any) holds for the record as it would
+// be stored; a change the update rule allows, where neither the owner rule
+// nor a grant on the whole record does, must leave a record the rule
+// still allows.
+func (u *upserter) checkRules(p graphql.ResolveParams, typ, id string, old *store.Record, op *store.Op) error {
+	c := u.c
+	if op == nil {
+		return nil
+	}
+	if old == nil {
+		rule, err := c.rule(p.Context, typ, "create")
+		if err != nil {
+			return err
+		}
+		if rule != nil && !arcql.Match(rule, &store.Record{Type: typ, ID: id, CreatedBy: c.Principal.AccountID, Fields: op.Set, Created: c.now, Updated: c.now}) {
+			return errcode.New(errcode.Forbidden, "%s %s: the create rule of %s does not allow this record", typ, id, typ)
+		}
+		return nil
+	}
+	if owned(c, old) || !ruleAllows(p.Context, c, old, "update") {
+		return nil // the owner rule or grants decided (may, checkGrantedFields)
+	}
+	if s, err := c.rights(p.Context, typ, "upsert"); err == nil && s.Allows(old) {
+		if _, limited := s.Fields(old); !limited {
+			return nil // a grant on the whole record allows the change anyway
+		}
+	}
+	after := *old
+	after.Fields = make(map[string]any, len(old.Fields)+len(op.Set))
+	for k, v := range old.Fields {
+		after.Fields[k] = v
+	}
+	for k, v := range op.Set {
+		if v == nil {
+			delete(after.Fields, k)
+		} else {
+			after.Fields[k] = v
+		}
+	}
+	after.Updated = c.now
+	if !ruleAllows(p.Context, c, &after, "update") {
+		return errcode.New(errcode.Forbidden, "%s %s: the update rule of %s does not allow the record as changed", typ, id, typ)
+	}
+	return nil
+}
+
 // checkOwner refuses an upsert that names a record the caller neither
 // owns nor holds an upsert grant on, and an anonymous caller's new record
 // where no grant lets anonymous callers create records of its type;
@@ -529,8 +579,10 @@ func (u *upserter) checkOwner(p graphql.ResolveParams) error {
 		return nil
 	}
 	byType := map[string][]string{}
-	for _, op := range u.ops {
+	opOf := map[string]*store.Op{}
+	for i, op := range u.ops {
 		byType[op.Type] = append(byType[op.Type], op.ID)
+		opOf[op.Type+"\x00"+op.ID] = &u.ops[i]
 	}
 	types := make([]string, 0, len(byType))
 	for typ := range byType {
@@ -547,10 +599,13 @@ func (u *upserter) checkOwner(p graphql.ResolveParams) error {
 			if ok && !may(p.Context, u.c, r, "upsert") {
 				return errcode.New(errcode.Forbidden, "%s %s belongs to another account", typ, id)
 			}
-			if ok && !owned(u.c, r) {
+			if ok && !owned(u.c, r) && !ruleAllows(p.Context, u.c, r, "update") {
 				if err := u.checkGrantedFields(p, r); err != nil {
 					return err
 				}
+			}
+			if err := u.checkRules(p, typ, id, r, opOf[typ+"\x00"+id]); err != nil {
+				return err
 			}
 			if !ok && u.c.Principal.Kind == auth.Anonymous {
 				s, err := u.c.rights(p.Context, typ, "upsert")

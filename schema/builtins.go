@@ -34,6 +34,9 @@ directive @fn(name: String!, version: String!, env: [String!]) on FIELD_DEFINITI
 "Declares indexes of a record type: each set lists the fields of one index."
 directive @indices(sets: [[String!]!]!) on OBJECT
 
+"Access rules of a record type: ArcQL filters with $caller and $now; read, update and delete widen what the owner rule and grants allow, create restricts what may be created."
+directive @access(read: String, create: String, update: String, delete: String) on OBJECT
+
 "Makes a field's value unique among the records of its type in an instance; on a list, each element."
 directive @unique on FIELD_DEFINITION
 

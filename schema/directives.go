@@ -32,7 +32,7 @@ func placement(name string) (allowed func(where) bool, rule string) {
 	switch name {
 	case "fn":
 		return func(w where) bool { return w == whereRootField }, "Query and Mutation fields"
-	case "indices":
+	case "indices", "access":
 		return func(w where) bool { return w == whereRecord }, "record types"
 	case "unique":
 		return func(w where) bool { return w == whereRecordField }, "fields of record types"

@@ -62,7 +62,7 @@
 //
 // # Directives
 //
-// @fn, @indices, @unique and @deprecated are known without declaration; a
+// @fn, @indices, @access, @unique and @deprecated are known without declaration; a
 // schema may declare them only exactly as core does (descriptions aside).
 // Directive arguments are literals, checked against the declared types
 // (GraphQL's coercion of a single value to a list of one applies).
@@ -77,6 +77,15 @@
 //     fields cannot be indexed; a set holds at most one list field (MongoDB
 //     cannot build a compound index over two arrays); the same set twice
 //     is an error.
+//   - @access(read, create, update, delete: String) only on record types:
+//     each an ArcQL filter over the type with the parameters $caller and
+//     $now, parsed and bound once here (Type.Rules, arcql.BindRule). A rule
+//     that does not parse, names an unknown or hidden field (a password)
+//     or a parameter other than those two, crosses more than
+//     arcql.MaxHops references, or is empty refuses the release, the
+//     message naming the type, the rule and the position in it (and the
+//     SDL position). A rule sees core.instanceId as no instance's: the
+//     same release may serve several instances.
 //   - @unique only on record fields: scalars other than Json, enums, single
 //     references (a one-to-one relation), and lists of those scalars and
 //     enums, where each element is unique (Account.emails). Refused on

@@ -58,6 +58,10 @@ type Type struct {
 	Fields      []*Field
 	// Indices are the field sets of @indices(sets: …).
 	Indices [][]string
+	// Rules are the @access rules of a record type by operation ("read",
+	// "create", "update", "delete"), bound once when the release is
+	// published (arcql.BindRule); nil when the type has none.
+	Rules map[string]*Rule
 	// Builtin types are defined by core itself: their records carry
 	// publisherRealm/App/Release "core".
 	Builtin bool

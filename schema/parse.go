@@ -164,6 +164,9 @@ type builder struct {
 	// refused names application definitions already reported as refused;
 	// uses of them are not reported again.
 	refused map[string]bool
+	// access holds the @access directives met while building types; they
+	// are bound once every type is known (compileRules).
+	access []pendingRules
 }
 
 func newBuilder(lim Limits) *builder {
@@ -394,6 +397,7 @@ func (b *builder) build() *Model {
 		}
 	}
 	b.checkInputCycles()
+	b.compileRules(m)
 	return m
 }
 

@@ -119,6 +119,9 @@ func (b *builder) buildType(n *named) *Type {
 	if d := ds["indices"]; d != nil {
 		t.Indices = b.indices(t, d)
 	}
+	if d := ds["access"]; d != nil {
+		b.access = append(b.access, pendingRules{t, d})
+	}
 	return t
 }
 

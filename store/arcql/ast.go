@@ -149,7 +149,8 @@ const (
 	KindString
 	KindNumber
 	KindBool
-	KindTime // produced by Bind for timestamp fields
+	KindTime  // produced by Bind for timestamp fields
+	KindParam // a parameter ($caller, $now): Str is its name; see BindRule
 )
 
 // Value is a literal.

@@ -30,7 +30,31 @@ import (
 // Sort keys are bound too; they may not cross a reference nor name a list,
 // object or hidden field. Every error is an *Error.
 func Bind(q *Query, s Schema, typ string, instanceID string) (*Query, error) {
-	b := &binder{schema: s, instanceID: instanceID}
+	return (&binder{schema: s, instanceID: instanceID}).query(q, typ)
+}
+
+// BindRule binds an access rule of record type typ: a filter like any
+// other (Bind), which may also compare fields with the parameters $caller
+// (an ID, String or reference field, with = or !=) and $now (a DateTime
+// field, with =, !=, <, <=, >, >= or IN). The bound rule keeps them as
+// KindParam values; WithParams gives them their values per request. A rule
+// is the same in every instance, so core.instanceId compares with no
+// instance (it never matches) and a rule has no sort.
+func BindRule(q *Query, s Schema, typ string) (Expr, error) {
+	if q != nil && len(q.Sort) > 0 {
+		return nil, errorAt(q.Sort[0].Path.Pos, "an access rule cannot SORT")
+	}
+	out, err := (&binder{schema: s, params: true}).query(q, typ)
+	if err != nil {
+		return nil, err
+	}
+	if out.Filter == nil {
+		return &All{}, nil
+	}
+	return out.Filter, nil
+}
+
+func (b *binder) query(q *Query, typ string) (*Query, error) {
 	out := &Query{}
 	if q == nil {
 		return out, nil
@@ -79,6 +103,8 @@ func isAll(e Expr) bool {
 type binder struct {
 	schema     Schema
 	instanceID string
+	params     bool // $caller and $now are allowed (BindRule)
+	hops       int  // the references crossed above the path being bound
 }
 
 func (b *binder) expr(typ string, e Expr) (Expr, error) {
@@ -251,7 +277,12 @@ func (b *binder) at(typ string, p Path, leaf func(resolved) (Expr, error)) (Expr
 	if !r.hop {
 		return leaf(r)
 	}
+	if b.hops >= MaxHops {
+		return nil, errorAt(p.Pos, "a path may cross at most %d references; %s crosses more", MaxHops, r.label)
+	}
+	b.hops++
 	sub, err := b.at(r.target, Path{Parts: r.rest, Pos: p.Pos}, leaf)
+	b.hops--
 	if err != nil {
 		return nil, err
 	}
@@ -412,6 +443,9 @@ func (b *binder) literal(r resolved, op Op, v Value) (Value, error) {
 	if r.json {
 		kind = FieldJSON
 	}
+	if v.Kind == KindParam {
+		return b.param(r, kind, op, v)
+	}
 	if op == OpWords || op == OpPrefix || op == OpWildcard {
 		return b.textLiteral(r, kind, op, v)
 	}
@@ -457,6 +491,33 @@ func (b *binder) literal(r resolved, op Op, v Value) (Value, error) {
 	}
 	// String, ID, Enum, and a reference compared by its stored id.
 	return stringLiteral(r, kind, v)
+}
+
+// param checks a parameter where a literal stands: only in a rule, only
+// $caller and $now, each with the fields and operators it suits.
+func (b *binder) param(r resolved, kind FieldKind, op Op, v Value) (Value, error) {
+	if !b.params {
+		return Value{}, errorAt(v.Pos, "$%s is a parameter of access rules; a filter cannot use parameters", v.Str)
+	}
+	switch v.Str {
+	case "caller":
+		if kind != FieldID && kind != FieldString && kind != FieldRef {
+			return Value{}, errorAt(v.Pos, "$caller is an account id and cannot be compared with %s, which is %s", r.label, kindName(kind))
+		}
+		if op != OpEq && op != OpNe {
+			return Value{}, errorAt(v.Pos, "$caller can only be compared with = or !=, not '%s'", op)
+		}
+	case "now":
+		if kind != FieldTime {
+			return Value{}, errorAt(v.Pos, "$now is a timestamp and cannot be compared with %s, which is %s", r.label, kindName(kind))
+		}
+		if op != OpEq && op != OpNe && op != OpLt && op != OpLe && op != OpGt && op != OpGe {
+			return Value{}, errorAt(v.Pos, "$now cannot be used with '%s'", op)
+		}
+	default:
+		return Value{}, errorAt(v.Pos, "unknown parameter $%s: a rule knows $caller and $now", v.Str)
+	}
+	return v, nil
 }
 
 // textLiteral types the value of ~, ^ and *, which look at text.

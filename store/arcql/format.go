@@ -158,6 +158,8 @@ func writeValue(b *strings.Builder, v Value) {
 		}
 	case KindString, KindTime:
 		b.WriteString(quote(v.Str))
+	case KindParam:
+		b.WriteString("$" + v.Str)
 	}
 }
 

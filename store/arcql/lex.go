@@ -21,6 +21,7 @@ const (
 	tLBrack
 	tRBrack
 	tComma
+	tParam // $name: text holds the name without '$'
 )
 
 type token struct {
@@ -44,6 +45,8 @@ func (t token) describe() string {
 		return "string " + quote(s)
 	case tNumber:
 		return "number " + t.text
+	case tParam:
+		return "parameter $" + t.text
 	}
 	return "'" + t.text + "'"
 }
@@ -57,7 +60,7 @@ func (t token) is(kw string) bool {
 // isValue reports whether t starts a value: a string, a number or one of
 // the keywords true, false, null.
 func (t token) isValue() bool {
-	return t.kind == tString || t.kind == tNumber || t.is("TRUE") || t.is("FALSE") || t.is("NULL")
+	return t.kind == tString || t.kind == tNumber || t.kind == tParam || t.is("TRUE") || t.is("FALSE") || t.is("NULL")
 }
 
 // lexer splits query text into tokens on demand. The text has been checked
@@ -159,6 +162,13 @@ func (l *lexer) next() (token, error) {
 		return l.lexNumber()
 	case isIdentStart(c):
 		return l.lexName()
+	case c == '$' && isIdentStart(l.peekByte(1)):
+		l.advance()
+		n := l.off
+		for l.off < len(l.src) && isIdentByte(l.src[l.off]) {
+			l.advance()
+		}
+		return token{kind: tParam, text: l.src[n:l.off], pos: p}, nil
 	}
 	r, _ := utf8.DecodeRuneInString(l.src[l.off:])
 	if c == '!' {

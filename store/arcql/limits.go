@@ -32,3 +32,8 @@ func DefaultLimits() Limits {
 
 // withDefaults fills the zero fields of l from DefaultLimits.
 func (l Limits) withDefaults() Limits { return defaults.Fill(l, DefaultLimits()) }
+
+// MaxHops is the most references one path of a filter or an access rule
+// may cross (`board.team.colleagues.core.id` crosses three): each crossing
+// is a sub-query, so a path may not chain them without bound.
+const MaxHops = 4

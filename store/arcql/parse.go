@@ -480,6 +480,8 @@ func (p *parser) value(where string) (Value, error) {
 			return Value{}, errorAt(t.pos, "number %s is out of range", t.text)
 		}
 		v.Kind, v.Num, v.Str = KindNumber, n, t.text
+	case t.kind == tParam:
+		v.Kind, v.Str = KindParam, t.text
 	case t.is("TRUE"), t.is("FALSE"):
 		v.Kind, v.Bool = KindBool, t.is("TRUE")
 	case t.is("NULL"):

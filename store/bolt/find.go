@@ -270,6 +270,8 @@ func (e *exec) run() ([]*store.Record, error) {
 		}
 	case planEqStream:
 		err = e.eqStream(p.cand)
+	case planMerge:
+		err = e.merge(p.merge)
 	case planSortScan:
 		err = e.sortScan(p)
 	case planScan:

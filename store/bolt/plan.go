@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,6 +54,7 @@ const (
 	planSortScan planKind = "index-sort" // ordered by an index
 	planScan     planKind = "scan"       // the type's bucket in id order
 	planScanSort planKind = "scan-sort"  // every record, sorted in memory
+	planMerge    planKind = "merge"      // an OR's index streams merged in id order (merge.go)
 	planNone     planKind = "none"       // the filter matches nothing
 	// planIndexOnly: an aggregation read from one index's entries alone
 	// (aggregate_index.go).
@@ -76,6 +78,7 @@ type conjuncts struct {
 	eq     map[string]*arcql.Value // field = literal
 	in     map[string][]string     // field IN ids (resolved hops)
 	ranges map[string][]*keyRange  // comparisons, ranges, prefixes
+	ors    []*arcql.Or             // disjunctions (unionPlan)
 }
 
 // keyRange is a range of index keys [lo, hi) on the first field of an
@@ -105,6 +108,8 @@ func (c *conjuncts) add(e arcql.Expr) {
 		for _, t := range n.Terms {
 			c.add(t)
 		}
+	case *arcql.Or:
+		c.ors = append(c.ors, n)
 	case *arcql.InIDs:
 		if n.Field == "core.id" {
 			c.setIDs(n.IDs)
@@ -273,6 +278,8 @@ type plan struct {
 	sortIndex  *indexDef
 	sortBucket *bbolt.Bucket
 	sortRange  *keyRange
+	// planMerge: the terms whose streams merge.
+	merge []*mergeTerm
 }
 
 // choosePlan applies the rules above.
@@ -310,6 +317,9 @@ func (e *exec) choosePlan() (*plan, error) {
 	}
 
 	if best == nil {
+		if p, err := e.unionPlan(c, alt); p != nil || err != nil {
+			return p, err
+		}
 		if alt != nil {
 			return alt, nil
 		}
@@ -338,6 +348,83 @@ func (e *exec) choosePlan() (*plan, error) {
 	}
 	e.hints.overflowed(key, now)
 	return alt, nil
+}
+
+// unionPlan serves a filter without an index candidate of its own through
+// an OR conjunct whose every term has one (an access scope: the caller's
+// own records, by the core.createdBy index, OR the records a rule's
+// resolved hops name, by a reference index): the union of the terms'
+// candidate ids, a superset that Match then narrows. With an ordered
+// alternative and a Limit the union is read only while it stays within
+// rule 3's bound (sqrt((Skip+Limit) × records)); past it, or when a term
+// has no candidate, it returns nil and the caller's plan stands.
+func (e *exec) unionPlan(c *conjuncts, alt *plan) (*plan, error) {
+	limit := -1
+	if alt != nil && e.q.Limit > 0 {
+		limit = int(math.Sqrt(float64(e.q.Skip+e.q.Limit)*float64(recordCount(e.ib, e.q.Type)))) + 1
+	}
+next:
+	for _, or := range c.ors {
+		terms := e.orTerms(or)
+		if terms == nil {
+			continue
+		}
+		if len(e.sort) == 0 && !slices.ContainsFunc(terms, func(t *mergeTerm) bool { return t.cd != nil && !mergeable(t.cd) }) {
+			return &plan{kind: planMerge, merge: terms}, nil
+		}
+		var ids [][]byte
+		for _, t := range terms {
+			if t.cd == nil {
+				ids = append(ids, t.ids...)
+			} else {
+				left := -1
+				if limit >= 0 {
+					left = limit - len(ids)
+				}
+				got, complete, err := e.collect(t.cd, left)
+				if err != nil {
+					return nil, err
+				}
+				if !complete {
+					continue next
+				}
+				ids = append(ids, got...)
+			}
+			if limit >= 0 && len(ids) > limit {
+				continue next
+			}
+		}
+		return &plan{kind: planCollect, ids: sortUnique(ids)}, nil
+	}
+	return nil, nil
+}
+
+// orTerms returns each term of or as an id list or its best index
+// candidate; nil when some term has neither.
+func (e *exec) orTerms(or *arcql.Or) []*mergeTerm {
+	terms := make([]*mergeTerm, 0, len(or.Terms))
+	for _, t := range or.Terms {
+		tc := splitConjuncts(t)
+		if tc.hasIDs {
+			ids := make([][]byte, len(tc.ids))
+			for i, id := range tc.ids {
+				ids[i] = []byte(id)
+			}
+			terms = append(terms, &mergeTerm{ids: ids})
+			continue
+		}
+		var best *candidate
+		for _, cd := range e.candidates(tc) {
+			if best == nil || cd.rank > best.rank {
+				best = cd
+			}
+		}
+		if best == nil {
+			return nil
+		}
+		terms = append(terms, &mergeTerm{cd: best})
+	}
+	return terms
 }
 
 // candidates lists what the type's indexes can do for the conjuncts.

@@ -129,7 +129,14 @@ func TestPlans(t *testing.T) {
 		maxLoaded int
 	}{
 		{"core.id = 'i00042'", 0, planIDs, "", 1, 1},
-		{"core.id = 'i00042' OR core.id = 'i00043'", 0, planScan, "", 2, n},
+		{"core.id = 'i00042' OR core.id = 'i00043'", 0, planMerge, "", 2, 2},
+		// An OR whose every term has an index: streams merged in id order
+		// (no SORT), or their union collected and sorted.
+		{"cat = 'c3' OR title = 't00042'", 5, planMerge, "", 5, 5},
+		{"cat = 'c3' OR title = 't00042'", 0, planMerge, "", 201, 201},
+		{"cat = 'c3' OR ref IN ['i00100', 'i00200']", 0, planCollect, "", 291, 291},
+		{"cat = 'c3' OR title = 't00042' SORT n DESC", 5, planCollect, "", 5, 201},
+		{"cat = 'c3' OR n = 5", 5, planScan, "", 5, 34},
 		{"title = 't00042'", 0, planEqStream, "title", 1, 1},
 		{"cat = 'c3'", 0, planEqStream, "cat", 200, 200},
 		{"cat = 'c3'", 5, planEqStream, "cat", 5, 5},

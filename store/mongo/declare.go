@@ -249,7 +249,9 @@ func (s *Store) ensureIndexes(ctx context.Context, types []store.TypeSpec) error
 		var names []string
 		for _, f := range set {
 			p := fieldPath([]string{f})
-			if strings.Contains(f, ".") { // a reference inside an embedded object
+			if m, ok := metaField[f]; ok { // core.createdBy: a record's metadata
+				p = m
+			} else if strings.Contains(f, ".") { // a reference inside an embedded object
 				p = fieldPath(strings.Split(f, "."))
 			}
 			keys = append(keys, bson.E{Key: p, Value: 1})
