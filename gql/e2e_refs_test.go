@@ -170,6 +170,21 @@ func TestAccountFields(t *testing.T) {
 	if got := path(carol.data(`{ aggregate { account(where: "username = 'bob'") { core { count } } } }`, nil), "aggregate", "account", "core", "count"); got != float64(1) {
 		t.Errorf("carol counts accounts named bob: %v, want 1", got)
 	}
+	// Subscriptions: bob's change reaches carol with his username only; a
+	// filter on e-mails selects only her own account's events (the event
+	// of bob's that matches it is left out: hers, after it, comes first).
+	carolID := path(carol.data(`{ find(type: Account, arcql: "username = 'carol'") { edges { node { ... on Account { core { id } } } } } }`, nil),
+		"find", "edges", 0, "node", "core", "id").(string)
+	all := carol.sse(`subscription { subscribe(type: Account) { op id node { ... on Account { username emails { value } } } } }`, nil, nil)
+	byEmail := carol.sse(`subscription { subscribe(type: Account, arcql: "emails = 'bob@example.com' OR emails = 'carol@example.com'") { op id } }`, nil, nil)
+	admin.data(grantDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": bobID}, "username": "bobby"}}})
+	admin.data(grantDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": carolID}, "username": "caroline"}}})
+	if got, _ := all.change(); got.ID != bobID || got.Node["username"] != "bobby" || got.Node["emails"] != nil {
+		t.Errorf("carol's event of bob's change: %+v, want his new username and no e-mails", got)
+	}
+	if got, _ := byEmail.change(); got.ID != carolID {
+		t.Errorf("carol's first event where emails = bob's or hers: %+v, want her own (%s), not bob's", got, carolID)
+	}
 	// Reading is not changing.
 	if _, _, code := carol.fail(grantDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": bobID}, "username": "robert"}}}); code != "FORBIDDEN" && code != "NOT_FOUND" {
 		t.Errorf("carol renames bob: %q, want FORBIDDEN", code)
