@@ -36,7 +36,10 @@
 // (membersSourceType, Field, Id: a list field of Account references of one
 // record, a team) adds that field's accounts as members, read at each
 // request (Members), so that link and unlink there grant and revoke at
-// once.
+// once. The instance setting accountFields stands for one more grant that
+// no record holds: an SBP read of Account to "*" with that fields list,
+// joined to a user session's Set by gql (Set.Union), so every door obeys
+// it as it obeys a stored grant.
 //
 // # Where grants come from
 //

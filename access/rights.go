@@ -143,6 +143,10 @@ func Rights(grants []Grant, p auth.Principal, typ, operation string, now time.Ti
 	return s
 }
 
+// Union returns the Set of the grants of s and o together (an implicit
+// grant a caller adds to the instance's, such as gql's accountFields).
+func (s *Set) Union(o *Set) *Set { return s.union(o) }
+
 // union returns the Set of the grants of s and o together: what Rights
 // over both gives. s itself when o holds nothing (a Set is read only).
 func (s *Set) union(o *Set) *Set {

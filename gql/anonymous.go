@@ -86,7 +86,7 @@ func anonymousField(name string, roots []*schema.Field, inst *tenant.Instance) b
 		return inst.Settings.AnonymousRequests
 	case "createAccount":
 		return inst.Settings.AnonymousRegistration
-	case "__schema", "__type", "get", "find", "subscribe", "upsert", "delete", "trash", "untrash", "link", "unlink":
+	case "__schema", "__type", "get", "find", "subscribe", "upsert", "delete", "trash", "untrash", "link", "unlink", "math", "deleteScalars":
 		// Records: what grants to anonymous allow, nothing else.
 		return inst.Settings.AnonymousRequests
 	}

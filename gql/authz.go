@@ -141,11 +141,35 @@ func (c *call) rights(ctx context.Context, typ, operation string) (*access.Set, 
 			return nil, errcode.Wrap(errcode.Internal, err, "internal error")
 		}
 	}
+	if typ == "Account" && c.Principal.Kind == auth.User {
+		if g, ok := accountFieldsGrant(c); ok {
+			s = s.Union(access.Rights([]access.Grant{g}, c.Principal, typ, operation, c.now, nil))
+		}
+	}
 	if c.rightsOf == nil {
 		c.rightsOf = map[string]*access.Set{}
 	}
 	c.rightsOf[key] = s
 	return s, nil
+}
+
+// accountFieldsGrant is the grant the instance's accountFields setting
+// stands for: every account reads those fields of every Account record
+// (a hidden field never, whatever the setting holds); false when it
+// lists none.
+func accountFieldsGrant(c *call) (access.Grant, bool) {
+	if len(c.Instance.Settings.AccountFields) == 0 {
+		return access.Grant{}, false
+	}
+	t, _ := c.schema.model.Type("Account")
+	fields := make([]string, 0, len(c.Instance.Settings.AccountFields))
+	for _, name := range c.Instance.Settings.AccountFields {
+		if f, ok := t.Field(name); ok && !f.Hidden {
+			fields = append(fields, name)
+		}
+	}
+	return access.Grant{ResourceType: "Account", OperationType: "Query", Operation: "find", Scope: true,
+		Members: []string{access.Everyone}, Fields: fields}, len(fields) > 0
 }
 
 // sourceMembers returns the accounts a grant's members source holds (a

@@ -47,7 +47,12 @@
 // The generated API is the one of DESIGN.md: find, get, upsert, delete,
 // trash, untrash, link, unlink, the record types with a `core` metadata
 // object, CoreMutationType, CoreRootAggregate, CoreUpsertInputUnion,
-// CoreFilterConnection and PageInfo; and the subscription root
+// CoreFilterConnection and PageInfo; Hypi's math (CoreMathInputUnion,
+// <T>Maths, MathInputInt, MathInputFloat; present when some type has a
+// numeric field math may change: a stored Int or Float, not a list nor
+// @unique, of a declared type) and deleteScalars (resolve_math.go: it
+// answers the number of records changed; built-in types are refused); and
+// the subscription root
 // (subscribe, CoreChange, CoreChangeOp), run by subscribe.go on the
 // store's change feed and carried over SSE and WebSocket by gql/transport.
 //

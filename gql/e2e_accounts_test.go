@@ -278,11 +278,19 @@ func TestOwnerRule(t *testing.T) {
 		t.Errorf("bob's records after ada's delete: %v", got)
 	}
 	ada.data(upsertDoc, map[string]any{"v": map[string]any{"Author": map[string]any{"core": map[string]any{"id": "adas"}, "name": "Ada"}}})
-	if _, _, code := ada.fail(`mutation { link(from: Author, to: Book, via: "booklist", whereFromID: "adas", andToID: "bob1") }`, nil); code != "NOT_FOUND" {
-		t.Errorf("ada links bob's book: %s, want NOT_FOUND", code)
+	// A reference may name a record one cannot read (it exists): stored,
+	// and read through as nothing.
+	ada.data(`mutation { link(from: Author, to: Book, via: "booklist", whereFromID: "adas", andToID: "bob1") }`, nil)
+	ada.data(upsertDoc, map[string]any{"v": map[string]any{"Author": map[string]any{"core": map[string]any{"id": "adas"}, "bestbook": map[string]any{"core": map[string]any{"id": "bob1"}}}}})
+	through := `{ get(type: Author, id: "adas") { ... on Author { bestbook { title } booklist { title } } } }`
+	if got := ada.data(through, nil); path(got, "get", "bestbook") != nil || len(path(got, "get", "booklist").([]any)) != 0 {
+		t.Errorf("ada reads bob's book through her references: %s", dump(got))
 	}
-	if _, _, code := ada.fail(upsertDoc, map[string]any{"v": map[string]any{"Author": map[string]any{"core": map[string]any{"id": "adas"}, "bestbook": map[string]any{"core": map[string]any{"id": "bob1"}}}}}); code != "NOT_FOUND" {
-		t.Errorf("ada references bob's book: %s, want NOT_FOUND", code)
+	if got := c.data(through, nil); path(got, "get", "bestbook", "title") != "bob one" || path(got, "get", "booklist", 0, "title") != "bob one" {
+		t.Errorf("the instance token reads ada's references to bob's book: %s", dump(got))
+	}
+	if _, _, code := ada.fail(`mutation { link(from: Author, to: Book, via: "booklist", whereFromID: "adas", andToID: "nope") }`, nil); code != "NOT_FOUND" {
+		t.Errorf("ada links a book that does not exist: %s, want NOT_FOUND", code)
 	}
 	// An account reads and updates its own Account, but not its flags,
 	// and no other account.

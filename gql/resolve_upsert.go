@@ -327,7 +327,9 @@ func (u *upserter) object(t *schema.Type, v any, path string) (any, error) {
 	return out, nil
 }
 
-// checkRefs fails when a record referenced by id only does not exist.
+// checkRefs fails when a record referenced by id only does not exist in
+// the instance; whether the caller may read it does not matter (the
+// answer tells an existing id from another, nothing of the record).
 func (u *upserter) checkRefs(p graphql.ResolveParams) error {
 	written := map[string]bool{}
 	for _, op := range u.ops {
@@ -354,7 +356,9 @@ func (u *upserter) checkRefs(p graphql.ResolveParams) error {
 			return storeError(err)
 		}
 		for _, id := range ids {
-			if r, ok := found[id]; !ok || !visible(p.Context, u.c, r) {
+			// Existence only: a reference may name a record the caller
+			// cannot read (reading through it obeys the rules).
+			if _, ok := found[id]; !ok {
 				return errcode.New(errcode.NotFound, "%s: %s %s does not exist", u.refs[typ][id], typ, id)
 			}
 		}

@@ -115,6 +115,7 @@ func (b *builder) mutationFields() graphql.Fields {
 			Resolve:     resolveLogout,
 		},
 	}
+	maps.Copy(fields, b.mathRoots(typeArg))
 	maps.Copy(fields, passwordRoots())
 	maps.Copy(fields, verificationRoots())
 	for _, f := range b.m.Mutations {

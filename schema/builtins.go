@@ -249,7 +249,7 @@ var graphQLScalars = [...]string{"String", "Int", "Float", "Boolean", "ID"}
 func isBuiltinRootField(name string) bool {
 	switch name {
 	case "find", "get", "login", "loginByEmail", "aggregate",
-		"upsert", "delete", "trash", "untrash", "link", "unlink", "createAccount", "logout",
+		"upsert", "delete", "trash", "untrash", "link", "unlink", "createAccount", "logout", "math", "deleteScalars",
 		"requestPasswordReset", "resetPassword", "changePassword", "requestEmailVerification", "requestEmailChange", "verifyEmail":
 		return true
 	}

@@ -32,7 +32,8 @@
 //     extend type Mutation, add root fields with arguments; @fn binds one to
 //     a function. A root field without @fn is accepted (Fn is nil). The
 //     names of the built-in root fields (find get login loginByEmail upsert
-//     delete trash untrash link unlink createAccount logout) are refused in
+//     delete trash untrash link unlink createAccount logout math
+//     deleteScalars, and the password and verification ones) are refused in
 //     both roots.
 //   - input types (for root-field arguments), enums and custom scalars.
 //     Arguments and input fields take scalars, enums and input types; an

@@ -20,7 +20,7 @@ func reservedTypeName(name string) string {
 		return "aggregate is reserved: /rest/v1/aggregate/{type} is the REST path of aggregations"
 	case name == "AccessToken", name == "PageInfo",
 		name == "AggInt", name == "AggFloat", name == "AggDateTime", name == "AggOther",
-		name == "AggOrder", name == "TimeUnit", name == "Pair":
+		name == "AggOrder", name == "TimeUnit", name == "Pair", name == "MathInputInt", name == "MathInputFloat":
 		return fmt.Sprintf("%s is reserved: it is a generated type", name)
 	}
 	return ""
@@ -46,6 +46,7 @@ var generatedSuffixes = []struct{ suffix, what string }{
 	{"Aggs", "aggregates type"},
 	{"GroupBy", "group-by input type"},
 	{"AggField", "aggregated-field enum"},
+	{"Maths", "math input type"},
 }
 
 // declaresMeta reports whether a record type's field declares the metadata

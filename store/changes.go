@@ -142,11 +142,16 @@ func OpChange(op *Op, old, next *Record) (c Change, ok bool) {
 			return c, false
 		}
 		c.Op = ChangeUntrashed
-	case op.Kind == OpAddRef || op.Kind == OpRemoveRef:
-		if SameValue(old.Fields[op.Field], next.Fields[op.Field]) {
+	case op.Kind.IsEdit():
+		for _, f := range op.EditedFields() {
+			if !SameValue(old.Fields[f], next.Fields[f]) {
+				c.Changed = append(c.Changed, f)
+			}
+		}
+		if len(c.Changed) == 0 {
 			return c, false
 		}
-		c.Op, c.Changed = ChangeUpdated, []string{op.Field}
+		c.Op = ChangeUpdated
 	default:
 		return c, false
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -45,12 +46,88 @@ func PrepareOps(ops []Op) ([]Op, error) {
 			if op.ID == "" || op.Field == "" {
 				return nil, fmt.Errorf("store: op %d (%s): empty id or field", i, op.Type)
 			}
+		case OpRemoveValues:
+			if op.ID == "" || op.Field == "" {
+				return nil, fmt.Errorf("store: op %d (%s): empty id or field", i, op.Type)
+			}
+			vals := make([]any, len(op.Values))
+			for j, v := range op.Values {
+				n, err := NormalizeValue(op.Field, v)
+				if err != nil {
+					return nil, fmt.Errorf("store: op %d (%s): %w", i, op.Type, err)
+				}
+				vals[j] = n
+			}
+			op.Values = vals
+		case OpMath:
+			if op.ID == "" || len(op.Math) == 0 {
+				return nil, fmt.Errorf("store: op %d (%s): empty id or no field", i, op.Type)
+			}
+			for f, a := range op.Math {
+				if err := a.check(); err != nil {
+					return nil, fmt.Errorf("store: op %d (%s): field %s: %w", i, op.Type, f, err)
+				}
+			}
 		default:
 			return nil, fmt.Errorf("store: op %d: unknown kind %d", i, op.Kind)
 		}
 		prepared[i] = op
 	}
 	return prepared, nil
+}
+
+// Edit is what an edit op (OpKind.IsEdit) does to a record's fields: the
+// fields it changes, with their new values (none when nothing differs).
+// fields itself is never modified. An OpMath on a value it cannot compute
+// (not a number, out of range) is a *FieldError wrapping ErrArith.
+func (op *Op) Edit(fields map[string]any) (map[string]any, error) {
+	switch op.Kind {
+	case OpAddRef, OpRemoveRef:
+		list, ok := fields[op.Field].([]any)
+		if !ok && fields[op.Field] != nil {
+			return nil, fmt.Errorf("store: %s/%s: field %s is not a list", op.Type, op.ID, op.Field)
+		}
+		if next, changed := op.EditRefs(list); changed {
+			return map[string]any{op.Field: next}, nil
+		}
+	case OpRemoveValues:
+		list, ok := fields[op.Field].([]any)
+		if !ok && fields[op.Field] != nil {
+			return nil, fmt.Errorf("store: %s/%s: field %s is not a list", op.Type, op.ID, op.Field)
+		}
+		next := make([]any, 0, len(list))
+		for _, v := range list {
+			if !slices.ContainsFunc(op.Values, func(x any) bool { return SameValue(x, v) }) {
+				next = append(next, v)
+			}
+		}
+		if len(next) != len(list) {
+			return map[string]any{op.Field: next}, nil
+		}
+	case OpMath:
+		out := map[string]any{}
+		for f, a := range op.Math {
+			v, err := a.Apply(fields[f])
+			if err != nil {
+				return nil, &FieldError{Err: err, Type: op.Type, Field: f}
+			}
+			if !SameValue(fields[f], v) {
+				out[f] = v
+			}
+		}
+		if len(out) > 0 {
+			return out, nil
+		}
+	}
+	return nil, nil
+}
+
+// EditedFields are the fields an edit op may change.
+func (op *Op) EditedFields() []string {
+	if op.Kind == OpMath {
+		return slices.Sorted(maps.Keys(op.Math))
+	}
+	return []string{op.Field}
 }
 
 // EditRefs is what an OpAddRef or OpRemoveRef op does to the list its field

@@ -40,7 +40,10 @@ func (e *FieldError) Error() string {
 	if errors.Is(e.Err, ErrUnique) {
 		return fmt.Sprintf("%s.%s: value %v is already taken", e.Type, e.Field, e.Value)
 	}
-	return fmt.Sprintf("%s.%s is required", e.Type, e.Field)
+	if errors.Is(e.Err, ErrRequired) {
+		return fmt.Sprintf("%s.%s is required", e.Type, e.Field)
+	}
+	return fmt.Sprintf("%s.%s: %v", e.Type, e.Field, e.Err)
 }
 
 func (e *FieldError) Unwrap() error { return e.Err }
@@ -116,7 +119,21 @@ const (
 	OpAddRef
 	// OpRemoveRef removes every occurrence of RefID from the list field Field.
 	OpRemoveRef
+	// OpMath applies Math to numeric fields of an existing record, each
+	// from its stored value, in the same write: no other write between
+	// the read and the change (Arith).
+	OpMath
+	// OpRemoveValues removes every occurrence of each of Values from the
+	// list field Field of an existing record.
+	OpRemoveValues
 )
+
+// IsEdit reports whether an op kind edits fields of an existing record
+// from their stored values (Op.Edit): nothing happens when the record is
+// missing.
+func (k OpKind) IsEdit() bool {
+	return k == OpAddRef || k == OpRemoveRef || k == OpMath || k == OpRemoveValues
+}
 
 // Op is one write. Now is the time the service assigns; stores do not read
 // the clock.
@@ -129,8 +146,12 @@ type Op struct {
 	CreatedBy string   // for OpUpsert: the creator when the record is new
 	Impl      string   // for OpUpsert: core.impl when supplied
 	Required  []string // for OpUpsert: fields that must be non-null after a create
-	Field     string   // for OpAddRef / OpRemoveRef
+	Field     string   // for OpAddRef / OpRemoveRef / OpRemoveValues
 	RefID     string   // for OpAddRef / OpRemoveRef
+	// Math is what an OpMath does, by field.
+	Math map[string]Arith
+	// Values are the values an OpRemoveValues removes.
+	Values []any
 }
 
 // OpResult reports what one Op did.

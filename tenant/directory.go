@@ -377,7 +377,7 @@ func (r *Directory) checkSpec(spec InstanceSpec) (string, error) {
 	for _, err := range []error{
 		checkDomain(domain), checkName("app", spec.App), checkName("release", spec.Release),
 		checkEnv(spec.Settings.Env), spec.Settings.CORS.check(), spec.Settings.checkShares(),
-		spec.Settings.checkMail(), spec.Settings.checkIntrospection(), r.checkFunctionMemory(spec.Settings.FunctionMemory),
+		spec.Settings.checkMail(), spec.Settings.checkIntrospection(), spec.Settings.checkAccountFields(), r.checkFunctionMemory(spec.Settings.FunctionMemory),
 	} {
 		if err != nil {
 			return "", err

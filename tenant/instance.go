@@ -98,6 +98,36 @@ type Settings struct {
 	// (0: DefaultMaxFileSize). More than the server's maximum
 	// (MaxFileSizeLimit) is refused.
 	MaxFileSize int64 `json:"maxFileSize"`
+	// AccountFields are the Account fields every account of the instance
+	// may read on every Account record (username, so that a reference to
+	// another account shows its name without a grant); none by default.
+	// Only the listable ones (ListableAccountFields) may be named: a
+	// password, e-mails, phones, tokens and secrets never.
+	AccountFields []string `json:"accountFields"`
+}
+
+// ListableAccountFields are the Account fields accountFields may name.
+var ListableAccountFields = []string{"username", "enabled", "verified"}
+
+// checkAccountFields reports whether Settings.AccountFields names only
+// listable Account fields, each once.
+func (s Settings) checkAccountFields() error {
+	if len(s.AccountFields) > len(ListableAccountFields) {
+		return errcode.Wrap(errcode.BadRequest, ErrInvalid, "accountFields lists at most %d fields (%s)", len(ListableAccountFields), strings.Join(ListableAccountFields, ", "))
+	}
+	for i, f := range s.AccountFields {
+		lower := strings.ToLower(f)
+		switch {
+		case lower == "password" || lower == "emails" || lower == "phones" ||
+			strings.Contains(lower, "token") || strings.Contains(lower, "secret") || strings.Contains(lower, "password"):
+			return errcode.Wrap(errcode.BadRequest, ErrInvalid, "accountFields: Account.%s can never be readable by every account (passwords, e-mails, phones, tokens and secrets stay private)", f)
+		case !slices.Contains(ListableAccountFields, f):
+			return errcode.Wrap(errcode.BadRequest, ErrInvalid, "accountFields: %q is not an Account field that may be listed (%s)", f, strings.Join(ListableAccountFields, ", "))
+		case slices.Contains(s.AccountFields[:i], f):
+			return errcode.Wrap(errcode.BadRequest, ErrInvalid, "accountFields: %s is listed twice", f)
+		}
+	}
+	return nil
 }
 
 // DefaultMaxFileSize is the largest file of an instance that sets no
@@ -371,6 +401,7 @@ func (s Settings) clone() Settings {
 	s.Env = maps.Clone(s.Env)
 	s.CORS.AllowedOrigins = slices.Clone(s.CORS.AllowedOrigins)
 	s.Fetch.AllowHosts = slices.Clone(s.Fetch.AllowHosts)
+	s.AccountFields = slices.Clone(s.AccountFields)
 	if s.RateLimit != nil {
 		r := *s.RateLimit
 		s.RateLimit = &r
@@ -390,6 +421,9 @@ func (s Settings) equal(o Settings) bool {
 	}
 	if len(s.Fetch.AllowHosts) == 0 && len(o.Fetch.AllowHosts) == 0 {
 		s.Fetch.AllowHosts, o.Fetch.AllowHosts = nil, nil
+	}
+	if len(s.AccountFields) == 0 && len(o.AccountFields) == 0 {
+		s.AccountFields, o.AccountFields = nil, nil
 	}
 	return reflect.DeepEqual(s, o)
 }
@@ -448,6 +482,9 @@ func (s Settings) Patch(raw json.RawMessage) (Settings, error) {
 		return s, err
 	}
 	if err := out.checkMail(); err != nil {
+		return s, err
+	}
+	if err := out.checkAccountFields(); err != nil {
 		return s, err
 	}
 	return out, nil

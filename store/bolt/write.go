@@ -24,8 +24,9 @@ import (
 //   - Changed is true whenever the op found its record, even when trash,
 //     untrash or a ref op had nothing to change (the record was already in
 //     the wanted state).
-//   - OpAddRef and OpRemoveRef set Updated to Op.Now when they change the
-//     list; trash and untrash leave Updated alone.
+//   - OpAddRef, OpRemoveRef, OpRemoveValues and OpMath set Updated to
+//     Op.Now when they change a field; trash and untrash leave Updated
+//     alone.
 //   - A ref op on a field holding something other than a list (or null)
 //     is an error.
 //
@@ -183,18 +184,21 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 		}
 		rec = shallowCopy(old)
 		rec.Trashed = nil
-	case store.OpAddRef, store.OpRemoveRef:
-		list, ok := old.Fields[op.Field].([]any)
-		if !ok && old.Fields[op.Field] != nil {
-			return store.OpResult{}, fmt.Errorf("bolt: %s/%s: field %s is not a list", op.Type, op.ID, op.Field)
+	case store.OpAddRef, store.OpRemoveRef, store.OpMath, store.OpRemoveValues:
+		// Computed from the record this transaction reads: no write comes
+		// between the read and the change.
+		set, err := op.Edit(old.Fields)
+		if err != nil {
+			return store.OpResult{}, err
 		}
-		next, changed := op.EditRefs(list)
-		if !changed {
+		if len(set) == 0 {
 			return store.OpResult{Changed: true}, nil
 		}
 		rec = shallowCopy(old)
-		rec.Fields[op.Field] = next
+		maps.Copy(rec.Fields, set)
 		rec.Updated = op.Now.UTC()
+	default:
+		return store.OpResult{}, fmt.Errorf("bolt: unknown op kind %d", op.Kind)
 	}
 
 	enc := encodeRecord(nil, rec)

@@ -325,12 +325,14 @@ func (s *Store) checkQuota(ctx context.Context, inst string, ops []store.Op, quo
 			if err != nil {
 				return err
 			}
-			list, _ := rec.Fields[op.Field].([]any)
-			edited, changed := op.EditRefs(list)
-			if !changed {
+			set, err := op.Edit(rec.Fields)
+			if err != nil {
+				return err
+			}
+			if len(set) == 0 {
 				continue
 			}
-			next = editedDoc(old, op, edited)
+			next = editedDoc(old, op, set)
 		}
 		size, err := docSize(next)
 		if err != nil {
@@ -396,11 +398,13 @@ func trashedDoc(old bson.M, op *store.Op) bson.M {
 	return doc
 }
 
-// editedDoc is the record document a reference edit leaves.
-func editedDoc(old bson.M, op *store.Op, list []any) bson.M {
+// editedDoc is the record document an edit op (store.Op.Edit) leaves.
+func editedDoc(old bson.M, op *store.Op, set map[string]any) bson.M {
 	doc := maps.Clone(old)
 	f := fieldsOf(doc)
-	f[escapeKey(op.Field)] = mustEncode(op.Field, list)
+	for k, v := range set {
+		f[escapeKey(k)] = mustEncode(k, v)
+	}
 	doc[fFields] = f
 	doc[fUpdated] = dateOf(op.Now)
 	bump(doc)

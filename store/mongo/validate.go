@@ -34,6 +34,21 @@ func (s *Store) validate(ctx context.Context, inst string, ops []store.Op) error
 			delete(holds, r)
 			continue
 		case store.OpUpsert:
+		case store.OpMath:
+			// Math the stored values refuse (not a number, out of range)
+			// fails the Write before any op applies; a concurrent writer
+			// can still defeat that, as it can a unique value.
+			cur, err := s.Get(ctx, inst, op.Type, op.ID)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := op.Edit(cur.Fields); err != nil {
+				return err
+			}
+			continue
 		default:
 			continue
 		}

@@ -115,7 +115,7 @@ func (s *Store) apply(ctx context.Context, inst string, op *store.Op) (store.OpR
 	case store.OpTrash, store.OpUntrash:
 		res, used, err = s.trash(ctx, key, op, &ch)
 	default:
-		res, used, err = s.editRefs(ctx, key, op, &ch)
+		res, used, err = s.edit(ctx, key, op, &ch)
 	}
 	if err == nil && ch.ok {
 		err = s.appendChange(ctx, inst, ch.Change, ch.before)
@@ -342,11 +342,12 @@ func (s *Store) trash(ctx context.Context, key string, op *store.Op, ch *noted) 
 	return store.OpResult{Changed: n > 0}, store.Usage{}, nil
 }
 
-// editRefs adds or removes an id in a list field: read the record,
-// compute the list (store.Op.EditRefs), and write it back only if the
-// record's version is still the one read (else read again).
-func (s *Store) editRefs(ctx context.Context, key string, op *store.Op, ch *noted) (store.OpResult, store.Usage, error) {
-	path := fieldPath([]string{op.Field})
+// edit applies an edit op (store.OpKind.IsEdit: a reference added or
+// removed, values removed from a list, math): read the record, compute
+// the fields (store.Op.Edit), and write them back only if the record's
+// version is still the one read (else read again). The condition makes
+// it atomic: no write between the read and the change is lost.
+func (s *Store) edit(ctx context.Context, key string, op *store.Op, ch *noted) (store.OpResult, store.Usage, error) {
 	for attempt := 0; ; attempt++ {
 		octx, cancel := s.op(ctx)
 		var doc bson.M
@@ -361,36 +362,46 @@ func (s *Store) editRefs(ctx context.Context, key string, op *store.Op, ch *note
 		}
 		if err != nil {
 			cancel()
-			return store.OpResult{}, store.Usage{}, s.fail(ctx, "reference edit", err)
+			return store.OpResult{}, store.Usage{}, s.fail(ctx, "edit", err)
 		}
 		rec, err := decodeRecord(doc)
 		if err != nil {
 			cancel()
 			return store.OpResult{}, store.Usage{}, err
 		}
-		list, ok := rec.Fields[op.Field].([]any)
-		if !ok && rec.Fields[op.Field] != nil {
+		set, err := op.Edit(rec.Fields)
+		if err != nil {
 			cancel()
-			return store.OpResult{}, store.Usage{}, fmt.Errorf("mongo: %s/%s: field %s is not a list", op.Type, op.ID, op.Field)
+			return store.OpResult{}, store.Usage{}, err
 		}
-		next, changed := op.EditRefs(list)
-		if !changed {
+		if len(set) == 0 {
 			cancel()
 			return store.OpResult{Changed: true}, store.Usage{}, nil
+		}
+		fields := make([]string, 0, len(set))
+		sets := bson.D{{Key: fUpdated, Value: dateOf(op.Now)}}
+		for _, f := range slices.Sorted(maps.Keys(set)) {
+			v, err := encodeValue(f, set[f])
+			if err != nil {
+				cancel()
+				return store.OpResult{}, store.Usage{}, err
+			}
+			sets = append(sets, bson.E{Key: fieldPath([]string{f}), Value: v})
+			fields = append(fields, f)
 		}
 		ures, err := s.records.UpdateOne(octx,
 			bson.D{{Key: "_id", Value: key}, {Key: fVersion, Value: doc[fVersion]}},
 			bson.D{
-				{Key: "$set", Value: bson.D{{Key: path, Value: mustEncode(op.Field, next)}, {Key: fUpdated, Value: dateOf(op.Now)}}},
+				{Key: "$set", Value: sets},
 				{Key: "$inc", Value: bson.D{{Key: fVersion, Value: int64(1)}}},
 			})
 		cancel()
 		if err != nil {
-			return store.OpResult{}, store.Usage{}, s.fail(ctx, "reference edit", err)
+			return store.OpResult{}, store.Usage{}, s.fail(ctx, "edit", err)
 		}
 		if ures.MatchedCount > 0 {
-			used, err := resized(int64(len(raw)), editedDoc(doc, op, next))
-			ch.Change, ch.ok = store.Change{Op: store.ChangeUpdated, Type: op.Type, ID: op.ID, Changed: []string{op.Field}}, true
+			used, err := resized(int64(len(raw)), editedDoc(doc, op, set))
+			ch.Change, ch.ok = store.Change{Op: store.ChangeUpdated, Type: op.Type, ID: op.ID, Changed: fields}, true
 			return store.OpResult{Changed: true}, used, err
 		}
 		if attempt >= maxRetries {

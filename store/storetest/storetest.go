@@ -93,6 +93,7 @@ func RunWith(t *testing.T, open func(t *testing.T) store.Store, opts Options) {
 		{"Hops", func(t *testing.T, e *env) { testHops(t, e, opts) }},
 		{"Trash", testTrash},
 		{"Refs", testRefs},
+		{"Edits", testEdits},
 		{"ReverseLookup", testReverseLookup},
 		{"Isolation", testIsolation},
 		{"Declare", testDeclare},
