@@ -60,6 +60,9 @@ func resolveUpsert(p graphql.ResolveParams) (any, error) {
 	if err := u.checkGrantTargets(p); err != nil {
 		return nil, err
 	}
+	if err := u.checkStored(p.Context); err != nil {
+		return nil, err
+	}
 	results, err := c.write(p.Context, u.ops)
 	if err != nil {
 		return nil, storeError(err)
@@ -129,6 +132,8 @@ type upserter struct {
 	// grantTargets are the records an account's AccessRights name, and
 	// members the accounts AccessRights name.
 	grantTargets, members []grantTarget
+	// secrets counts the @secret values hashed (maxSecretsPerWrite).
+	secrets int
 }
 
 func newUpserter(c *call, p graphql.ResolveParams) *upserter {
@@ -179,6 +184,15 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 		if err != nil {
 			return "", err
 		}
+		if f.Rules != nil {
+			checked := val
+			if f.Rules.Secret {
+				checked = v // the rules see the value, not its hash
+			}
+			if err := u.checkValue(t, f, checked, path+"."+name); err != nil {
+				return "", err
+			}
+		}
 		set[name] = val
 		if f.Hidden && t.Name == "Account" && !u.creating {
 			// A new password revokes the account's other sessions (all of
@@ -206,7 +220,7 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 	}
 	var required []string
 	for _, f := range t.Fields {
-		if f.NonNull {
+		if f.NonNull || (f.Rules != nil && (f.Rules.NotNull || f.Rules.NotEmpty)) {
 			required = append(required, f.Name)
 		}
 	}
@@ -259,6 +273,8 @@ func (u *upserter) value(t *schema.Type, f *schema.Field, v any, path string) (a
 func (u *upserter) one(t *schema.Type, f *schema.Field, v any, path string) (any, error) {
 	m := u.c.schema.model
 	switch {
+	case f.Rules != nil && f.Rules.Secret:
+		return u.secretValue(v, path)
 	case f.Hidden && t.Name == hooks.Type:
 		return u.hookSecret(v, path)
 	case f.Hidden:

@@ -151,7 +151,7 @@ func (e *Engine) Subscribe(ctx context.Context, env Env, req Request, resume str
 	}
 	sub := &subscription{engine: e, env: env, doc: doc.ast, req: req, typ: args.typ, id: args.id}
 	if args.arcql != "" {
-		q, err := bindFilter(c, args.typ, args.arcql)
+		q, err := bindFilter(ctx, c, args.typ, args.arcql)
 		if err != nil {
 			return fail(err)
 		}
