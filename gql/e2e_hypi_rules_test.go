@@ -196,3 +196,31 @@ func TestHypiSecret(t *testing.T) {
 		t.Errorf("sorting by pin: %q", msg)
 	}
 }
+
+// TestHypiDirectiveAddedToRelease: a release that adds validation
+// directives existing records break is accepted; those records are kept
+// and read as they are, a write that does not touch the field succeeds,
+// and new writes follow the new rules.
+func TestHypiDirectiveAddedToRelease(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	env.PutRelease("notes", "v1", "type Note {\n  core: Core\n  title: String\n  body: String\n}")
+	c := &client{t: t, env: env, domain: "notes.test"}
+	c.token = env.CreateInstance(c.domain, "notes", "v1", tenant.Settings{})
+	c.data(upsertDoc, map[string]any{"v": map[string]any{"Note": map[string]any{"core": map[string]any{"id": "n1"}, "body": "x"}}})
+	env.PutRelease("notes", "v2", "type Note {\n  core: Core\n  title: String @notNull\n  body: String @length(min: 3)\n}")
+	if status, body := env.Do("PATCH", "/admin/v1/instances/notes.test", env.AdminHeaders(), map[string]any{"release": "v2"}); status != 200 {
+		t.Fatalf("PATCH release: %d %s", status, dump(body))
+	}
+	get := `{ get(type: Note, id: "n1") { ... on Note { title body } } }`
+	if got := c.data(get, nil); path(got, "get", "body") != "x" || path(got, "get", "title") != nil {
+		t.Errorf("the old record after the release: %s", dump(got))
+	}
+	c.data(upsertDoc, map[string]any{"v": map[string]any{"Note": map[string]any{"core": map[string]any{"id": "n1"}, "title": "kept"}}})
+	if _, msg, _ := c.fail(upsertDoc, map[string]any{"v": map[string]any{"Note": map[string]any{"core": map[string]any{"id": "n1"}, "body": "y"}}}); !strings.Contains(msg, "Note.body @length(min: 3)") {
+		t.Errorf("a short body under v2: %q", msg)
+	}
+	if _, msg, _ := c.fail(upsertDoc, map[string]any{"v": map[string]any{"Note": map[string]any{"body": "long enough"}}}); !strings.Contains(msg, "Note.title @notNull") {
+		t.Errorf("a new note without a title under v2: %q", msg)
+	}
+}
