@@ -1,8 +1,10 @@
 package gql_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +76,74 @@ func TestHypiScalars(t *testing.T) {
 	}
 	if n := len(path(c.data(`{ find(type: Tag, arcql: "*") { edges { cursor } } }`, nil), "find", "edges").([]any)); n != 2 {
 		t.Errorf("%d tags, want 2: a refused batch wrote some of its records", n)
+	}
+}
+
+// TestHypiLong: Long keeps 64-bit integers exact through GraphQL (a
+// literal, a variable, a string of digits) and REST, on both stores, and
+// ArcQL compares them exactly: 9007199254740993 (2^53 + 1) is not
+// 9007199254740992.
+func TestHypiLong(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	env.PutRelease("big", "v1", "scalar Long\ntype Counter {\n  core: Core\n  n: Long\n  ns: [Long!]\n}")
+	c := &client{t: t, env: env, domain: "big.test"}
+	c.token = env.CreateInstance(c.domain, "big", "v1", tenant.Settings{})
+	h := map[string]string{tenant.Header: c.domain, "authorization": c.token}
+	const big = "9007199254740993"
+	c.data(`mutation { upsert(values: {Counter: [{core: {id: "lit"}, n: 9007199254740993, ns: [9223372036854775807, -9223372036854775808]}]}) { id } }`, nil)
+	status, raw := env.DoRaw(http.MethodPost, "/graphql", h, map[string]any{
+		"query":     `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
+		"variables": json.RawMessage(`{"v": {"Counter": [{"core": {"id": "var"}, "n": 9007199254740993}, {"core": {"id": "str"}, "n": "9007199254740993"}, {"core": {"id": "low"}, "n": 9007199254740992}]}}`),
+	})
+	if status.StatusCode != 200 || strings.Contains(string(raw), "errors") {
+		t.Fatalf("upsert with variables: %d %s", status.StatusCode, raw)
+	}
+	resp, raw := env.DoRaw(http.MethodPost, "/rest/v1/", h, json.RawMessage(`{"values": {"Counter": {"core": {"id": "rest"}, "n": 9007199254740993}}}`))
+	if resp.StatusCode != 200 {
+		t.Fatalf("REST upsert: %d %s", resp.StatusCode, raw)
+	}
+	for _, id := range []string{"lit", "var", "str", "rest"} {
+		_, raw := env.DoRaw(http.MethodPost, "/graphql", h, map[string]any{"query": `{ get(type: Counter, id: "` + id + `") { ... on Counter { n } } }`})
+		if !strings.Contains(string(raw), `"n":`+big) {
+			t.Errorf("%s through GraphQL: %s; want n %s exactly", id, raw, big)
+		}
+		_, raw = env.DoRaw(http.MethodGet, "/rest/v1/Counter/"+id, h, nil)
+		if !strings.Contains(string(raw), `"n":`+big) {
+			t.Errorf("%s through REST: %s; want n %s exactly", id, raw, big)
+		}
+	}
+	_, raw = env.DoRaw(http.MethodPost, "/graphql", h, map[string]any{"query": `{ get(type: Counter, id: "lit") { ... on Counter { ns } } }`})
+	if !strings.Contains(string(raw), `[9223372036854775807,-9223372036854775808]`) {
+		t.Errorf("the extremes: %s", raw)
+	}
+	ids := func(arcql string) string {
+		got := c.data(`query($q: String!) { find(type: Counter, arcql: $q) { edges { node { ... on Counter { core { id } } } } } }`, map[string]any{"q": arcql})
+		var out []string
+		for _, e := range path(got, "find", "edges").([]any) {
+			out = append(out, path(e, "node", "core", "id").(string))
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	for q, want := range map[string]string{
+		"n = 9007199254740993":                            "lit,rest,str,var",
+		"n = 9007199254740992":                            "low",
+		"n > 9007199254740992":                            "lit,rest,str,var",
+		"n < 9007199254740993":                            "low",
+		"n IN [9007199254740993, 9007199254740993]":       "lit,rest,str,var",
+		"ns = 9223372036854775807":                        "lit",
+		"ns = -9223372036854775808":                       "lit",
+		"n >= 9007199254740993 AND n <= 9007199254740993": "lit,rest,str,var",
+	} {
+		if got := ids(q); got != want {
+			t.Errorf("find %q: %s, want %s", q, got, want)
+		}
+	}
+	for _, bad := range []any{"12x", 1.5, "99999999999999999999", true} {
+		_, msg, code := c.fail(upsertDoc, map[string]any{"v": map[string]any{"Counter": map[string]any{"n": bad}}})
+		if code != "BAD_REQUEST" || !strings.Contains(msg, "Long") {
+			t.Errorf("n %v: %s %q; want BAD_REQUEST naming Long", bad, code, msg)
+		}
 	}
 }

@@ -396,6 +396,8 @@ func scalarValue(typ string, v any, path string) (any, error) {
 			if v == math.Trunc(v) {
 				return fmt.Sprintf("%.0f", v), nil
 			}
+		case int64:
+			return fmt.Sprint(v), nil
 		}
 		return nil, bad("an ID")
 	case "Int":
@@ -413,6 +415,8 @@ func scalarValue(typ string, v any, path string) (any, error) {
 			return v, nil
 		case int:
 			return float64(v), nil
+		case int64:
+			return float64(v), nil
 		}
 		return nil, bad("a Float")
 	case "Boolean":
@@ -429,6 +433,11 @@ func scalarValue(typ string, v any, path string) (any, error) {
 			return formatTime(t), nil
 		}
 		return nil, bad("a DateTime")
+	case "Long":
+		if n, ok := longValue(v); ok {
+			return n, nil
+		}
+		return nil, bad("a Long (a whole number of 64 bits, or a string of its digits)")
 	case "UUID":
 		if s, ok := uuidValue(v); ok {
 			return s, nil

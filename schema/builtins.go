@@ -15,6 +15,9 @@ scalar Any
 "A UUID in its text form, such as 123e4567-e89b-12d3-a456-426614174000; validated on input and kept in lower case."
 scalar UUID
 
+"A 64-bit integer, exact end to end: a JSON number (beyond 2^53 too) or a string of decimal digits on input, a JSON number on output."
+scalar Long
+
 "A date and time in ISO-8601 (RFC 3339) form, such as 2024-05-01T12:00:00Z; served in UTC."
 scalar DateTime
 

@@ -97,7 +97,7 @@
 //
 // # Built-in types
 //
-// builtins.go holds them as SDL: scalars Json, Any, UUID, DateTime, Email; enum
+// builtins.go holds them as SDL: scalars Json, Any, UUID, Long, DateTime, Email; enum
 // OpType; record types Account (password is hidden: write-only), Webhook,
 // URL; embedded object types GraphQLRef, WebhookResponse; inputs
 // PasswordInput, URLInput, WebhookPayload. They are part of every Model
