@@ -147,3 +147,46 @@ func TestHypiLong(t *testing.T) {
 		}
 	}
 }
+
+// TestHypiUpsertReplacesReferenceList: an upsert that names a list of
+// references on an existing record replaces the list (as it replaces
+// every field it names), through GraphQL and REST on both stores; link
+// appends one reference and unlink removes one.
+func TestHypiUpsertReplacesReferenceList(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	env.PutRelease("lists", "v1", "type Todo {\n  core: Core\n  title: String\n}\ntype TodoList {\n  core: Core\n  name: String\n  items: [Todo!]\n}")
+	c := &client{t: t, env: env, domain: "lists.test"}
+	c.token = env.CreateInstance(c.domain, "lists", "v1", tenant.Settings{})
+	h := map[string]string{tenant.Header: c.domain, "authorization": c.token}
+	todo := func(id string) map[string]any { return map[string]any{"core": map[string]any{"id": id}, "title": id} }
+	c.data(upsertDoc, map[string]any{"v": map[string]any{"TodoList": map[string]any{"core": map[string]any{"id": "l"}, "name": "home",
+		"items": []any{todo("a"), todo("b")}}}})
+	items := func() string {
+		got := c.data(`{ get(type: TodoList, id: "l") { ... on TodoList { name items { core { id } } } } }`, nil)
+		var ids []string
+		for _, e := range path(got, "get", "items").([]any) {
+			ids = append(ids, path(e, "core", "id").(string))
+		}
+		if path(got, "get", "name") != "home" {
+			t.Errorf("name changed: %s", dump(got))
+		}
+		return strings.Join(ids, ",")
+	}
+	c.data(upsertDoc, map[string]any{"v": map[string]any{"TodoList": map[string]any{"core": map[string]any{"id": "l"}, "items": []any{todo("c")}}}})
+	if got := items(); got != "c" {
+		t.Errorf("after an upsert of [c] through GraphQL: %s, want c (replaced)", got)
+	}
+	status, body := env.Do(http.MethodPost, "/rest/v1/", h, map[string]any{"values": map[string]any{"TodoList": map[string]any{
+		"core": map[string]any{"id": "l"}, "items": []any{map[string]any{"core": map[string]any{"id": "a"}}, todo("d")}}}})
+	if status != 200 {
+		t.Fatalf("REST upsert: %d %s", status, dump(body))
+	}
+	if got := items(); got != "a,d" {
+		t.Errorf("after an upsert of [a, d] through REST: %s, want a,d (replaced)", got)
+	}
+	c.data(`mutation { link(from: TodoList, to: Todo, via: "items", whereFromID: "l", andToID: "b") }`, nil)
+	if got := items(); got != "a,d,b" {
+		t.Errorf("after link of b: %s, want a,d,b (appended)", got)
+	}
+}
