@@ -2,6 +2,7 @@ package gql_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -188,5 +189,38 @@ func TestHypiUpsertReplacesReferenceList(t *testing.T) {
 	c.data(`mutation { link(from: TodoList, to: Todo, via: "items", whereFromID: "l", andToID: "b") }`, nil)
 	if got := items(); got != "a,d,b" {
 		t.Errorf("after link of b: %s, want a,d,b (appended)", got)
+	}
+}
+
+// TestHypiSubscriptionShape: Hypi's subscription document, subscribe
+// { Author { name } }, watches the record types its selection names
+// (over SSE, on both stores) beside Core's subscribe(type, …): a change
+// of a Book reaches only the subscriber selecting Book, and each field
+// named after a type reads the record when the change is of that type.
+func TestHypiSubscriptionShape(t *testing.T) {
+	t.Parallel()
+	c := newBookstore(t)
+	authors := c.sse(`subscription { subscribe { Author { name } } }`, nil, nil)
+	both := c.sse(`subscription { subscribe { op Author { name } Book { title } } }`, nil, nil)
+	c.upsertOne("Book", map[string]any{"title": "Dune"})
+	c.upsertOne("Author", map[string]any{"name": "ann"})
+	ev := authors.next()
+	if got := path(ev.data, "data", "subscribe", "Author", "name"); ev.event != "next" || got != "ann" {
+		t.Fatalf("Hypi-shaped Author subscription, first event: %s %s; want ann's creation (the Book is not its type)", ev.event, dump(ev.data))
+	}
+	ev = both.next()
+	if path(ev.data, "data", "subscribe", "Book", "title") != "Dune" || path(ev.data, "data", "subscribe", "Author") != nil {
+		t.Errorf("Author and Book subscription, first event: %s; want the book", dump(ev.data))
+	}
+	ev = both.next()
+	if path(ev.data, "data", "subscribe", "Author", "name") != "ann" || path(ev.data, "data", "subscribe", "Book") != nil {
+		t.Errorf("Author and Book subscription, second event: %s; want ann", dump(ev.data))
+	}
+	resp, cancel := c.sseRequest(`subscription { subscribe { op } }`, nil, nil)
+	defer cancel()
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "subscribe { Author { name } }") {
+		t.Errorf("a subscribe naming no type: %d %s; want 400 saying how to name one", resp.StatusCode, b)
 	}
 }
