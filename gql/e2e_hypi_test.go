@@ -2,6 +2,7 @@ package gql_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -222,5 +223,38 @@ func TestHypiSubscriptionShape(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "subscribe { Author { name } }") {
 		t.Errorf("a subscribe naming no type: %d %s; want 400 saying how to name one", resp.StatusCode, b)
+	}
+}
+
+// TestHypiFieldGroupValues: groupValues reads inside each field's
+// aggregates, as Hypi has it (price { avg groupValues { key value } }),
+// the same as the group's own, through GraphQL and REST's query document
+// (on both stores); ungrouped, it is empty.
+func TestHypiFieldGroupValues(t *testing.T) {
+	t.Parallel()
+	c := newBookstore(t)
+	for i, b := range []map[string]any{{"title": "a", "price": 10.0, "authorid": 1}, {"title": "b", "price": 20.0, "authorid": 1}, {"title": "c", "price": 5.0, "authorid": 2}} {
+		b["core"] = map[string]any{"id": fmt.Sprintf("b%d", i)}
+		c.upsertOne("Book", b)
+	}
+	got := c.data(`{ aggregate {
+		bookWith(groupBy: [{field: authorid}]) { groupValues { key value } price { avg groupValues { key value } } authorid { sum groupValues { value } } title { count groupValues { key } } }
+		book { price { avg groupValues { key } } }
+	} }`, nil)
+	want := map[string]any{"aggregate": map[string]any{
+		"bookWith": []any{
+			map[string]any{"groupValues": []any{map[string]any{"key": "authorid", "value": "1"}},
+				"price":    map[string]any{"avg": 15.0, "groupValues": []any{map[string]any{"key": "authorid", "value": "1"}}},
+				"authorid": map[string]any{"sum": 2.0, "groupValues": []any{map[string]any{"value": "1"}}},
+				"title":    map[string]any{"count": 2.0, "groupValues": []any{map[string]any{"key": "authorid"}}}},
+			map[string]any{"groupValues": []any{map[string]any{"key": "authorid", "value": "2"}},
+				"price":    map[string]any{"avg": 5.0, "groupValues": []any{map[string]any{"key": "authorid", "value": "2"}}},
+				"authorid": map[string]any{"sum": 2.0, "groupValues": []any{map[string]any{"value": "2"}}},
+				"title":    map[string]any{"count": 1.0, "groupValues": []any{map[string]any{"key": "authorid"}}}},
+		},
+		"book": map[string]any{"price": map[string]any{"avg": 35.0 / 3, "groupValues": []any{}}},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("aggregates (-want +got):\n%s", diff)
 	}
 }

@@ -569,7 +569,7 @@ func (o *openAPI) object(t *graphql.Object) obj {
 	var required []string
 	for _, n := range fieldOrder(t) {
 		fd := t.Fields()[n]
-		if needsArgs(fd) {
+		if needsArgs(fd) || omitted(t, n) {
 			continue
 		}
 		props[n] = o.out(fd.Type, 0)
