@@ -31,6 +31,10 @@ type Member {
 type Team {
   name: String
 }
+
+type Roster {
+  lead: Member
+}
 `
 
 // validMember is a Member input every rule accepts.
@@ -117,6 +121,18 @@ func TestHypiValidationDirectives(t *testing.T) {
 		if msg, code := servertest.FirstError(body); status != 400 || code != "BAD_REQUEST" || !strings.Contains(msg, want) {
 			t.Errorf("%s through REST: %d %s; want 400 naming %q", tc.name, status, dump(body), want)
 		}
+	}
+	// A nested record is checked as a top-level one; its parent is not
+	// written either.
+	nested := map[string]any{"Roster": map[string]any{"core": map[string]any{"id": "r1"}, "lead": with(base, "handle", "ab")}}
+	if _, msg, code := c.fail(upsertDoc, map[string]any{"v": nested}); code != "BAD_REQUEST" || !strings.Contains(msg, "Roster[0].lead.handle: Member.handle @length(min: 3, max: 12)") {
+		t.Errorf("a nested Member breaking @length through GraphQL: %s %q", code, msg)
+	}
+	if status, body := env.Do(http.MethodPost, "/rest/v1/", h, map[string]any{"values": nested}); status != 400 {
+		t.Errorf("a nested Member breaking @length through REST: %d %s", status, dump(body))
+	}
+	if n := path(c.data(`{ find(type: Roster, arcql: "*") { edges { cursor } } }`, nil), "find", "edges"); len(n.([]any)) != 0 {
+		t.Errorf("a refused nested write left a Roster: %s", dump(n))
 	}
 	got := c.data(`{ find(type: Member, arcql: "*") { edges { node { ... on Member { core { id } kind bio } } } } }`, nil)
 	edges, _ := path(got, "find", "edges").([]any)
