@@ -60,6 +60,8 @@ type aggSource struct {
 type fieldAggSource struct {
 	fa   *store.FieldAggs
 	kind string // Int, Float, DateTime or "" (other)
+	// group is the group the aggregates are of, for groupValues.
+	group *aggSource
 }
 
 // AggregateField is the CoreAggregation field of a record type: its name
@@ -115,21 +117,29 @@ func newAggKinds(dateTime graphql.Output) *aggKinds {
 				return fa.Min, nil
 			}}
 	}
-	k.intT = graphql.NewObject(graphql.ObjectConfig{Name: "AggInt", Description: "Aggregates of an Int field.", Fields: graphql.Fields{
-		"count": count, "sum": sum(graphql.Int), "avg": avg, "min": extreme(graphql.Int, false), "max": extreme(graphql.Int, true)}})
-	k.floatT = graphql.NewObject(graphql.ObjectConfig{Name: "AggFloat", Description: "Aggregates of a Float field.", Fields: graphql.Fields{
-		"count": count, "sum": sum(graphql.Float), "avg": avg, "min": extreme(graphql.Float, false), "max": extreme(graphql.Float, true)}})
-	k.timeT = graphql.NewObject(graphql.ObjectConfig{Name: "AggDateTime", Description: "Aggregates of a DateTime field.", Fields: graphql.Fields{
-		"count": count, "min": extreme(dateTime, false), "max": extreme(dateTime, true)}})
-	k.otherT = graphql.NewObject(graphql.ObjectConfig{Name: "AggOther", Description: "Aggregates of a field that is not a number or a time.", Fields: graphql.Fields{
-		"count": count}})
 	k.pair = graphql.NewObject(graphql.ObjectConfig{Name: "Pair", Description: "A group key and its value, as text (null for records without one).", Fields: graphql.Fields{
 		"key":   &graphql.Field{Type: graphql.NewNonNull(graphql.String)},
 		"value": &graphql.Field{Type: graphql.String},
 	}})
+	// groupValues inside each field's aggregates, where Hypi has them
+	// (price { avg groupValues { key value } }), as on the group itself.
+	fieldGroupValues := &graphql.Field{Type: graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(k.pair))),
+		Description: "The group's key values, as text (none when not grouped): the same as the group's own groupValues.",
+		Resolve: func(p graphql.ResolveParams) (any, error) {
+			return groupPairs(p.Source.(*fieldAggSource).group), nil
+		}}
+	k.intT = graphql.NewObject(graphql.ObjectConfig{Name: "AggInt", Description: "Aggregates of an Int field.", Fields: graphql.Fields{
+		"count": count, "sum": sum(graphql.Int), "avg": avg, "min": extreme(graphql.Int, false), "max": extreme(graphql.Int, true), "groupValues": fieldGroupValues}})
+	k.floatT = graphql.NewObject(graphql.ObjectConfig{Name: "AggFloat", Description: "Aggregates of a Float field.", Fields: graphql.Fields{
+		"count": count, "sum": sum(graphql.Float), "avg": avg, "min": extreme(graphql.Float, false), "max": extreme(graphql.Float, true), "groupValues": fieldGroupValues}})
+	k.timeT = graphql.NewObject(graphql.ObjectConfig{Name: "AggDateTime", Description: "Aggregates of a DateTime field.", Fields: graphql.Fields{
+		"count": count, "min": extreme(dateTime, false), "max": extreme(dateTime, true), "groupValues": fieldGroupValues}})
+	k.otherT = graphql.NewObject(graphql.ObjectConfig{Name: "AggOther", Description: "Aggregates of a field that is not a number or a time.", Fields: graphql.Fields{
+		"count": count, "groupValues": fieldGroupValues}})
 	times := func(field string) *graphql.Field {
 		return &graphql.Field{Type: k.timeT, Resolve: func(p graphql.ResolveParams) (any, error) {
-			return &fieldAggSource{fa: p.Source.(*aggSource).g.Fields[field], kind: "DateTime"}, nil
+			s := p.Source.(*aggSource)
+			return &fieldAggSource{fa: s.g.Fields[field], kind: "DateTime", group: s}, nil
 		}}
 	}
 	k.core = graphql.NewObject(graphql.ObjectConfig{Name: "CoreAggs", Description: "The records of a group.", Fields: graphql.Fields{
@@ -201,12 +211,7 @@ func (b *builder) aggsObject(t *schema.Type, k *aggKinds) *graphql.Object {
 		"groupValues": &graphql.Field{Type: graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(k.pair))),
 			Description: "The group's key values, as text (none when not grouped).",
 			Resolve: func(p graphql.ResolveParams) (any, error) {
-				s := p.Source.(*aggSource)
-				out := make([]map[string]any, len(s.keys))
-				for i, key := range s.keys {
-					out[i] = map[string]any{"key": groupKeyName(key.Field), "value": groupValueText(s.g.Keys[i])}
-				}
-				return out, nil
+				return groupPairs(p.Source.(*aggSource)), nil
 			}},
 	}
 	for _, f := range aggregatable(t) {
@@ -224,7 +229,8 @@ func (b *builder) aggsObject(t *schema.Type, k *aggKinds) *graphql.Object {
 			out = k.otherT
 		}
 		fields[name] = &graphql.Field{Type: graphql.NewNonNull(out), Resolve: func(p graphql.ResolveParams) (any, error) {
-			return &fieldAggSource{fa: p.Source.(*aggSource).g.Fields[name], kind: kind}, nil
+			s := p.Source.(*aggSource)
+			return &fieldAggSource{fa: s.g.Fields[name], kind: kind, group: s}, nil
 		}}
 	}
 	return graphql.NewObject(graphql.ObjectConfig{Name: t.Name + "Aggs", Description: "Aggregates of " + t.Name + " records.", Fields: fields})
@@ -276,4 +282,13 @@ func groupValueText(v any) any {
 		return formatTime(x)
 	}
 	return fmt.Sprint(v)
+}
+
+// groupPairs is groupValues: a group's key values, as text.
+func groupPairs(s *aggSource) []map[string]any {
+	out := make([]map[string]any, len(s.keys))
+	for i, key := range s.keys {
+		out[i] = map[string]any{"key": groupKeyName(key.Field), "value": groupValueText(s.g.Keys[i])}
+	}
+	return out
 }

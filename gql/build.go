@@ -45,6 +45,7 @@ func newBuilder(m *schema.Model, cfg Config) *builder {
 			"Json":     newJSONScalar("Json", "Any JSON value."),
 			"Any":      newJSONScalar("Any", "Any JSON value, as Json (Hypi's name for it)."),
 			"UUID":     newUUIDScalar(),
+			"Long":     newLongScalar(),
 			"DateTime": newDateTimeScalar(),
 			"Email":    newEmailInputScalar(),
 		},

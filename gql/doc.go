@@ -84,6 +84,22 @@
 //     decided on are read again once the feed shows a grant changed
 //     (forgetGrants).
 //
+// # Validation directives
+//
+// The upserter applies each record field's schema.Rules (rules.go) to the
+// values a write sets, after converting them (a @secret is checked before
+// it is hashed); checkStored then reads the records the write names once
+// and refuses a new record missing a @notNull or @notEmpty field and a
+// change of an @immutable one, before anything is written; link and
+// unlink apply the same rules to references. Every door (REST, functions'
+// and webhooks' core.graphql) runs through the upsert resolver, so none
+// bypasses them. A @secret is compared only by ArcQL equality beside an
+// equality on core.id or a single @unique field: resolveSecrets
+// (secrets.go) verifies the hash of the one record that names and
+// rewrites the term to that id before binding, in bindFilter, which every
+// filter (find, delete, aggregate where, subscriptions, listed references)
+// goes through.
+//
 // # Introspection and input values
 //
 // Who may select __schema and __type is the instance's setting

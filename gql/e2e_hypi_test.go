@@ -1,8 +1,12 @@
 package gql_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +78,183 @@ func TestHypiScalars(t *testing.T) {
 	}
 	if n := len(path(c.data(`{ find(type: Tag, arcql: "*") { edges { cursor } } }`, nil), "find", "edges").([]any)); n != 2 {
 		t.Errorf("%d tags, want 2: a refused batch wrote some of its records", n)
+	}
+}
+
+// TestHypiLong: Long keeps 64-bit integers exact through GraphQL (a
+// literal, a variable, a string of digits) and REST, on both stores, and
+// ArcQL compares them exactly: 9007199254740993 (2^53 + 1) is not
+// 9007199254740992.
+func TestHypiLong(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	env.PutRelease("big", "v1", "scalar Long\ntype Counter {\n  core: Core\n  n: Long\n  ns: [Long!]\n}")
+	c := &client{t: t, env: env, domain: "big.test"}
+	c.token = env.CreateInstance(c.domain, "big", "v1", tenant.Settings{})
+	h := map[string]string{tenant.Header: c.domain, "authorization": c.token}
+	const big = "9007199254740993"
+	c.data(`mutation { upsert(values: {Counter: [{core: {id: "lit"}, n: 9007199254740993, ns: [9223372036854775807, -9223372036854775808]}]}) { id } }`, nil)
+	status, raw := env.DoRaw(http.MethodPost, "/graphql", h, map[string]any{
+		"query":     `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
+		"variables": json.RawMessage(`{"v": {"Counter": [{"core": {"id": "var"}, "n": 9007199254740993}, {"core": {"id": "str"}, "n": "9007199254740993"}, {"core": {"id": "low"}, "n": 9007199254740992}]}}`),
+	})
+	if status.StatusCode != 200 || strings.Contains(string(raw), "errors") {
+		t.Fatalf("upsert with variables: %d %s", status.StatusCode, raw)
+	}
+	resp, raw := env.DoRaw(http.MethodPost, "/rest/v1/", h, json.RawMessage(`{"values": {"Counter": {"core": {"id": "rest"}, "n": 9007199254740993}}}`))
+	if resp.StatusCode != 200 {
+		t.Fatalf("REST upsert: %d %s", resp.StatusCode, raw)
+	}
+	for _, id := range []string{"lit", "var", "str", "rest"} {
+		_, raw := env.DoRaw(http.MethodPost, "/graphql", h, map[string]any{"query": `{ get(type: Counter, id: "` + id + `") { ... on Counter { n } } }`})
+		if !strings.Contains(string(raw), `"n":`+big) {
+			t.Errorf("%s through GraphQL: %s; want n %s exactly", id, raw, big)
+		}
+		_, raw = env.DoRaw(http.MethodGet, "/rest/v1/Counter/"+id, h, nil)
+		if !strings.Contains(string(raw), `"n":`+big) {
+			t.Errorf("%s through REST: %s; want n %s exactly", id, raw, big)
+		}
+	}
+	_, raw = env.DoRaw(http.MethodPost, "/graphql", h, map[string]any{"query": `{ get(type: Counter, id: "lit") { ... on Counter { ns } } }`})
+	if !strings.Contains(string(raw), `[9223372036854775807,-9223372036854775808]`) {
+		t.Errorf("the extremes: %s", raw)
+	}
+	ids := func(arcql string) string {
+		got := c.data(`query($q: String!) { find(type: Counter, arcql: $q) { edges { node { ... on Counter { core { id } } } } } }`, map[string]any{"q": arcql})
+		var out []string
+		for _, e := range path(got, "find", "edges").([]any) {
+			out = append(out, path(e, "node", "core", "id").(string))
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	for q, want := range map[string]string{
+		"n = 9007199254740993":                            "lit,rest,str,var",
+		"n = 9007199254740992":                            "low",
+		"n > 9007199254740992":                            "lit,rest,str,var",
+		"n < 9007199254740993":                            "low",
+		"n IN [9007199254740993, 9007199254740993]":       "lit,rest,str,var",
+		"ns = 9223372036854775807":                        "lit",
+		"ns = -9223372036854775808":                       "lit",
+		"n >= 9007199254740993 AND n <= 9007199254740993": "lit,rest,str,var",
+	} {
+		if got := ids(q); got != want {
+			t.Errorf("find %q: %s, want %s", q, got, want)
+		}
+	}
+	for _, bad := range []any{"12x", 1.5, "99999999999999999999", true} {
+		_, msg, code := c.fail(upsertDoc, map[string]any{"v": map[string]any{"Counter": map[string]any{"n": bad}}})
+		if code != "BAD_REQUEST" || !strings.Contains(msg, "Long") {
+			t.Errorf("n %v: %s %q; want BAD_REQUEST naming Long", bad, code, msg)
+		}
+	}
+}
+
+// TestHypiUpsertReplacesReferenceList: an upsert that names a list of
+// references on an existing record replaces the list (as it replaces
+// every field it names), through GraphQL and REST on both stores; link
+// appends one reference and unlink removes one.
+func TestHypiUpsertReplacesReferenceList(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	env.PutRelease("lists", "v1", "type Todo {\n  core: Core\n  title: String\n}\ntype TodoList {\n  core: Core\n  name: String\n  items: [Todo!]\n}")
+	c := &client{t: t, env: env, domain: "lists.test"}
+	c.token = env.CreateInstance(c.domain, "lists", "v1", tenant.Settings{})
+	h := map[string]string{tenant.Header: c.domain, "authorization": c.token}
+	todo := func(id string) map[string]any { return map[string]any{"core": map[string]any{"id": id}, "title": id} }
+	c.data(upsertDoc, map[string]any{"v": map[string]any{"TodoList": map[string]any{"core": map[string]any{"id": "l"}, "name": "home",
+		"items": []any{todo("a"), todo("b")}}}})
+	items := func() string {
+		got := c.data(`{ get(type: TodoList, id: "l") { ... on TodoList { name items { core { id } } } } }`, nil)
+		var ids []string
+		for _, e := range path(got, "get", "items").([]any) {
+			ids = append(ids, path(e, "core", "id").(string))
+		}
+		if path(got, "get", "name") != "home" {
+			t.Errorf("name changed: %s", dump(got))
+		}
+		return strings.Join(ids, ",")
+	}
+	c.data(upsertDoc, map[string]any{"v": map[string]any{"TodoList": map[string]any{"core": map[string]any{"id": "l"}, "items": []any{todo("c")}}}})
+	if got := items(); got != "c" {
+		t.Errorf("after an upsert of [c] through GraphQL: %s, want c (replaced)", got)
+	}
+	status, body := env.Do(http.MethodPost, "/rest/v1/", h, map[string]any{"values": map[string]any{"TodoList": map[string]any{
+		"core": map[string]any{"id": "l"}, "items": []any{map[string]any{"core": map[string]any{"id": "a"}}, todo("d")}}}})
+	if status != 200 {
+		t.Fatalf("REST upsert: %d %s", status, dump(body))
+	}
+	if got := items(); got != "a,d" {
+		t.Errorf("after an upsert of [a, d] through REST: %s, want a,d (replaced)", got)
+	}
+	c.data(`mutation { link(from: TodoList, to: Todo, via: "items", whereFromID: "l", andToID: "b") }`, nil)
+	if got := items(); got != "a,d,b" {
+		t.Errorf("after link of b: %s, want a,d,b (appended)", got)
+	}
+}
+
+// TestHypiSubscriptionShape: Hypi's subscription document, subscribe
+// { Author { name } }, watches the record types its selection names
+// (over SSE, on both stores) beside Core's subscribe(type, …): a change
+// of a Book reaches only the subscriber selecting Book, and each field
+// named after a type reads the record when the change is of that type.
+func TestHypiSubscriptionShape(t *testing.T) {
+	t.Parallel()
+	c := newBookstore(t)
+	authors := c.sse(`subscription { subscribe { Author { name } } }`, nil, nil)
+	both := c.sse(`subscription { subscribe { op Author { name } Book { title } } }`, nil, nil)
+	c.upsertOne("Book", map[string]any{"title": "Dune"})
+	c.upsertOne("Author", map[string]any{"name": "ann"})
+	ev := authors.next()
+	if got := path(ev.data, "data", "subscribe", "Author", "name"); ev.event != "next" || got != "ann" {
+		t.Fatalf("Hypi-shaped Author subscription, first event: %s %s; want ann's creation (the Book is not its type)", ev.event, dump(ev.data))
+	}
+	ev = both.next()
+	if path(ev.data, "data", "subscribe", "Book", "title") != "Dune" || path(ev.data, "data", "subscribe", "Author") != nil {
+		t.Errorf("Author and Book subscription, first event: %s; want the book", dump(ev.data))
+	}
+	ev = both.next()
+	if path(ev.data, "data", "subscribe", "Author", "name") != "ann" || path(ev.data, "data", "subscribe", "Book") != nil {
+		t.Errorf("Author and Book subscription, second event: %s; want ann", dump(ev.data))
+	}
+	resp, cancel := c.sseRequest(`subscription { subscribe { op } }`, nil, nil)
+	defer cancel()
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "subscribe { Author { name } }") {
+		t.Errorf("a subscribe naming no type: %d %s; want 400 saying how to name one", resp.StatusCode, b)
+	}
+}
+
+// TestHypiFieldGroupValues: groupValues reads inside each field's
+// aggregates, as Hypi has it (price { avg groupValues { key value } }),
+// the same as the group's own, through GraphQL and REST's query document
+// (on both stores); ungrouped, it is empty.
+func TestHypiFieldGroupValues(t *testing.T) {
+	t.Parallel()
+	c := newBookstore(t)
+	for i, b := range []map[string]any{{"title": "a", "price": 10.0, "authorid": 1}, {"title": "b", "price": 20.0, "authorid": 1}, {"title": "c", "price": 5.0, "authorid": 2}} {
+		b["core"] = map[string]any{"id": fmt.Sprintf("b%d", i)}
+		c.upsertOne("Book", b)
+	}
+	got := c.data(`{ aggregate {
+		bookWith(groupBy: [{field: authorid}]) { groupValues { key value } price { avg groupValues { key value } } authorid { sum groupValues { value } } title { count groupValues { key } } }
+		book { price { avg groupValues { key } } }
+	} }`, nil)
+	want := map[string]any{"aggregate": map[string]any{
+		"bookWith": []any{
+			map[string]any{"groupValues": []any{map[string]any{"key": "authorid", "value": "1"}},
+				"price":    map[string]any{"avg": 15.0, "groupValues": []any{map[string]any{"key": "authorid", "value": "1"}}},
+				"authorid": map[string]any{"sum": 2.0, "groupValues": []any{map[string]any{"value": "1"}}},
+				"title":    map[string]any{"count": 2.0, "groupValues": []any{map[string]any{"key": "authorid"}}}},
+			map[string]any{"groupValues": []any{map[string]any{"key": "authorid", "value": "2"}},
+				"price":    map[string]any{"avg": 5.0, "groupValues": []any{map[string]any{"key": "authorid", "value": "2"}}},
+				"authorid": map[string]any{"sum": 2.0, "groupValues": []any{map[string]any{"value": "2"}}},
+				"title":    map[string]any{"count": 1.0, "groupValues": []any{map[string]any{"key": "authorid"}}}},
+		},
+		"book": map[string]any{"price": map[string]any{"avg": 35.0 / 3, "groupValues": []any{}}},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("aggregates (-want +got):\n%s", diff)
 	}
 }

@@ -78,8 +78,6 @@ func newTaskBoard(t *testing.T) *taskBoard {
 	return tb
 }
 
-func ref(id string) map[string]any { return map[string]any{"core": map[string]any{"id": id}} }
-
 // taskTitles returns the titles of every Task c finds with q, reading
 // pages of n (each page before the last must be full).
 func (c *client) taskTitles(q string, n int) []string {

@@ -1,6 +1,7 @@
 package gql
 
 import (
+	"context"
 	"errors"
 
 	"github.com/corehq/core/errcode"
@@ -39,10 +40,14 @@ func storeError(err error) error {
 }
 
 // bindFilter parses and binds an ArcQL text for a record type.
-func bindFilter(c *call, typ, text string) (*arcql.Query, error) {
+// Comparisons of @secret fields are resolved first (resolveSecrets).
+func bindFilter(ctx context.Context, c *call, typ, text string) (*arcql.Query, error) {
 	q, err := arcql.Parse(text, arcql.DefaultLimits())
 	if err != nil {
 		return nil, errcode.Wrap(errcode.BadFilter, err, "%s", err.Error())
+	}
+	if err := resolveSecrets(ctx, c, typ, q); err != nil {
+		return nil, err
 	}
 	q, err = arcql.Bind(q, c.schema.model, typ, c.Instance.ID)
 	if err != nil {

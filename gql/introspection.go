@@ -101,7 +101,7 @@ func introspects(doc *ast.Document) bool {
 var publicTypes = map[string]bool{
 	"String": true, "Int": true, "Float": true, "Boolean": true, "ID": true,
 	"Query": true, "Mutation": true, "Subscription": true,
-	"Json": true, "Any": true, "UUID": true, "DateTime": true, "Email": true, "EmailInput": true,
+	"Json": true, "Any": true, "UUID": true, "Long": true, "DateTime": true, "Email": true, "EmailInput": true,
 }
 
 var (

@@ -106,7 +106,7 @@ func listRefs(p graphql.ResolveParams, ids any, targets map[string]*node, typ st
 	var filter arcql.Expr
 	if text, ok := p.Args["arcql"].(string); ok && text != "" {
 		c := callFrom(p.Context)
-		q, err := bindFilter(c, typ, text)
+		q, err := bindFilter(p.Context, c, typ, text)
 		if err != nil {
 			return nil, err
 		}

@@ -51,7 +51,7 @@ func resolveAggregate(p graphql.ResolveParams, t *schema.Type, grouped bool) (an
 	q.IncludeTrashed, _ = p.Args["includeTrashed"].(bool)
 	where, _ := p.Args["where"].(string)
 	if where != "" {
-		bq, err := bindFilter(c, t.Name, where)
+		bq, err := bindFilter(p.Context, c, t.Name, where)
 		if err != nil {
 			return nil, err
 		}

@@ -20,7 +20,7 @@ const maxBulk = 10_000
 // selectAll returns every record of typ an ArcQL text selects that the
 // caller may run operation on, at most maxBulk.
 func selectAll(ctx context.Context, c *call, typ, text, operation string, includeTrashed bool) ([]*store.Record, error) {
-	q, err := bindFilter(c, typ, text)
+	q, err := bindFilter(ctx, c, typ, text)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +183,9 @@ func resolveLink(on bool) graphql.FieldResolveFn {
 		}
 		if !may(p.Context, c, src, operation) {
 			return nil, errcode.New(errcode.Forbidden, "%s %s belongs to another account", from, fromID)
+		}
+		if err := linkRules(t, f, src, on, toID); err != nil {
+			return nil, err
 		}
 		if on {
 			// The target need only exist: a reference may name a record

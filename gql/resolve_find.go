@@ -16,7 +16,7 @@ func resolveFind(p graphql.ResolveParams) (any, error) {
 	}
 	typ, _ := p.Args["type"].(string)
 	text, _ := p.Args["arcql"].(string)
-	q, err := bindFilter(c, typ, text)
+	q, err := bindFilter(p.Context, c, typ, text)
 	if err != nil {
 		return nil, err
 	}

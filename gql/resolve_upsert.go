@@ -61,6 +61,9 @@ func resolveUpsert(p graphql.ResolveParams) (any, error) {
 	if err := u.checkGrantTargets(p); err != nil {
 		return nil, err
 	}
+	if err := u.checkStored(p.Context); err != nil {
+		return nil, err
+	}
 	results, err := c.write(p.Context, u.ops)
 	if err != nil {
 		return nil, storeError(err)
@@ -130,6 +133,8 @@ type upserter struct {
 	// grantTargets are the records an account's AccessRights name, and
 	// members the accounts AccessRights name.
 	grantTargets, members []grantTarget
+	// secrets counts the @secret values hashed (maxSecretsPerWrite).
+	secrets int
 }
 
 func newUpserter(c *call, p graphql.ResolveParams) *upserter {
@@ -180,6 +185,15 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 		if err != nil {
 			return "", err
 		}
+		if f.Rules != nil {
+			checked := val
+			if f.Rules.Secret {
+				checked = v // the rules see the value, not its hash
+			}
+			if err := u.checkValue(t, f, checked, path+"."+name); err != nil {
+				return "", err
+			}
+		}
 		set[name] = val
 		if f.Hidden && t.Name == "Account" && !u.creating {
 			// A new password revokes the account's other sessions (all of
@@ -207,7 +221,7 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 	}
 	var required []string
 	for _, f := range t.Fields {
-		if f.NonNull {
+		if f.NonNull || (f.Rules != nil && (f.Rules.NotNull || f.Rules.NotEmpty)) {
 			required = append(required, f.Name)
 		}
 	}
@@ -260,6 +274,8 @@ func (u *upserter) value(t *schema.Type, f *schema.Field, v any, path string) (a
 func (u *upserter) one(t *schema.Type, f *schema.Field, v any, path string) (any, error) {
 	m := u.c.schema.model
 	switch {
+	case f.Rules != nil && f.Rules.Secret:
+		return u.secretValue(v, path)
 	case f.Hidden && t.Name == hooks.Type:
 		return u.hookSecret(v, path)
 	case f.Hidden:
@@ -385,6 +401,8 @@ func scalarValue(typ string, v any, path string) (any, error) {
 			if v == math.Trunc(v) {
 				return fmt.Sprintf("%.0f", v), nil
 			}
+		case int64:
+			return fmt.Sprint(v), nil
 		}
 		return nil, bad("an ID")
 	case "Int":
@@ -402,6 +420,8 @@ func scalarValue(typ string, v any, path string) (any, error) {
 			return v, nil
 		case int:
 			return float64(v), nil
+		case int64:
+			return float64(v), nil
 		}
 		return nil, bad("a Float")
 	case "Boolean":
@@ -418,6 +438,11 @@ func scalarValue(typ string, v any, path string) (any, error) {
 			return formatTime(t), nil
 		}
 		return nil, bad("a DateTime")
+	case "Long":
+		if n, ok := longValue(v); ok {
+			return n, nil
+		}
+		return nil, bad("a Long (a whole number of 64 bits, or a string of its digits)")
 	case "UUID":
 		if s, ok := uuidValue(v); ok {
 			return s, nil

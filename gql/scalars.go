@@ -2,13 +2,16 @@ package gql
 
 import (
 	"fmt"
+	"math"
 	"net/mail"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
 
+	"github.com/corehq/core/internal/whole"
 	"github.com/corehq/core/schema"
 )
 
@@ -239,6 +242,9 @@ func literalValue(v ast.Value) any {
 	case *ast.StringValue:
 		return v.Value
 	case *ast.IntValue:
+		if n, ok := whole.BeyondFloat(v.Value); ok {
+			return n // a Long beyond 2^53 stays exact
+		}
 		var n float64
 		if _, err := fmt.Sscan(v.Value, &n); err != nil {
 			return nil
@@ -268,4 +274,63 @@ func literalValue(v ast.Value) any {
 		return out
 	}
 	return nil
+}
+
+// newLongScalar returns Long: a 64-bit integer kept exactly. Inputs are a
+// whole JSON number (jsonvalue decodes one that float64 cannot hold as
+// int64), an Int literal, or a string of decimal digits (for clients whose
+// numbers are doubles); outputs are JSON numbers.
+func newLongScalar() *graphql.Scalar {
+	parse := func(v any) any {
+		if n, ok := longValue(v); ok {
+			return n
+		}
+		return nil
+	}
+	return graphql.NewScalar(graphql.ScalarConfig{
+		Name:        "Long",
+		Description: "A 64-bit integer: a JSON number or a string of decimal digits on input, a JSON number on output.",
+		Serialize: func(v any) any {
+			if n, ok := longValue(v); ok {
+				return n
+			}
+			return nil
+		},
+		ParseValue: parse,
+		ParseLiteral: func(v ast.Value) any {
+			switch v := v.(type) {
+			case *ast.IntValue:
+				return parse(v.Value)
+			case *ast.StringValue:
+				return parse(v.Value)
+			}
+			return nil
+		},
+	})
+}
+
+// longValue returns a Long input as an int64: an int64 or int, a float64
+// holding a whole number within int64's range exactly, or a string of
+// decimal digits (an optional minus sign, at most 19 digits) within range.
+func longValue(v any) (int64, bool) {
+	switch v := v.(type) {
+	case int64:
+		return v, true
+	case int:
+		return int64(v), true
+	case int32:
+		return int64(v), true
+	case float64:
+		// -2^63 is exact; 2^63 is out of range.
+		if v == math.Trunc(v) && v >= -(1<<63) && v < 1<<63 {
+			return int64(v), true
+		}
+	case string:
+		if len(v) == 0 || len(v) > 20 {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		return n, err == nil && (v[0] != '+')
+	}
+	return 0, false
 }

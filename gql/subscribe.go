@@ -149,9 +149,9 @@ func (e *Engine) Subscribe(ctx context.Context, env Env, req Request, resume str
 	if err != nil {
 		return nil, documentErrors([]error{err})
 	}
-	sub := &subscription{engine: e, env: env, doc: doc.ast, req: req, typ: args.typ, id: args.id}
+	sub := &subscription{engine: e, env: env, doc: doc.ast, req: req, types: args.types, id: args.id}
 	if args.arcql != "" {
-		q, err := bindFilter(c, args.typ, args.arcql)
+		q, err := bindFilter(ctx, c, args.typ, args.arcql)
 		if err != nil {
 			return fail(err)
 		}
@@ -293,6 +293,9 @@ func subscribeField(doc *ast.Document, op *ast.OperationDefinition) (*ast.Field,
 
 type subscribeArgsOf struct {
 	typ, arcql, id, after string
+	// types are the record types watched: typ, or without it the types
+	// whose CoreChange fields the selection names (Hypi's shape).
+	types map[string]bool
 }
 
 // subscribeArgs reads the arguments of the subscribe field, with the
@@ -326,8 +329,36 @@ func subscribeArgs(s *Schema, f *ast.Field, vars map[string]any) (subscribeArgsO
 			a.after = str
 		}
 	}
+	if a.typ == "" {
+		return hypiSubscribeArgs(s, f, a)
+	}
 	if _, ok := s.model.Type(a.typ); !ok {
 		return a, errors.New("subscribe: unknown type " + strconv.Quote(a.typ))
+	}
+	a.types = map[string]bool{a.typ: true}
+	return a, nil
+}
+
+// hypiSubscribeArgs reads a subscribe without type, Hypi's shape
+// (subscribe { Author { name } }): it watches the record types whose
+// fields the selection names directly. arcql needs exactly one of them.
+func hypiSubscribeArgs(s *Schema, f *ast.Field, a subscribeArgsOf) (subscribeArgsOf, error) {
+	a.types = map[string]bool{}
+	if f.SelectionSet != nil {
+		for _, sel := range f.SelectionSet.Selections {
+			if fld, ok := sel.(*ast.Field); ok {
+				if _, isType := s.model.Type(fld.Name.Value); isType {
+					a.types[fld.Name.Value] = true
+					a.typ = fld.Name.Value
+				}
+			}
+		}
+	}
+	switch {
+	case len(a.types) == 0:
+		return a, errors.New("subscribe: name the record type, subscribe(type: Author), or select it as Hypi does, subscribe { Author { name } }")
+	case len(a.types) > 1 && a.arcql != "":
+		return a, errors.New("subscribe: an arcql filter applies to one record type; this selection names several")
 	}
 	return a, nil
 }
@@ -338,7 +369,7 @@ type subscription struct {
 	env    Env
 	doc    *ast.Document
 	req    Request
-	typ    string
+	types  map[string]bool
 	id     string
 	filter arcql.Expr
 	// recheck is how often the caller's token is checked again, checked
@@ -470,7 +501,7 @@ func (sub *subscription) deliverShared(ctx context.Context, t *feedTail, g *exec
 // one gone since (its DELETED follows).
 func (sub *subscription) deliver(ctx context.Context, t *feedTail, e *feedEntry) (Event, bool, error) {
 	ch := &e.change
-	if ch.Type != sub.typ || (sub.id != "" && ch.ID != sub.id) {
+	if !sub.types[ch.Type] || (sub.id != "" && ch.ID != sub.id) {
 		return Event{}, false, nil
 	}
 	env := sub.env

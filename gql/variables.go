@@ -155,6 +155,8 @@ func checkInt(v any, path, want string) error {
 		if n != math.Trunc(n) || n < math.MinInt32 || n > math.MaxInt32 {
 			return errcode.New(errcode.BadRequest, "variable %s: expected %s, got %s", path, want, strconv.FormatFloat(n, 'g', -1, 64))
 		}
+	case int64: // beyond 2^53: never an Int
+		return errcode.New(errcode.BadRequest, "variable %s: expected %s, got %d", path, want, n)
 	case string:
 		return errcode.New(errcode.BadRequest, "variable %s: expected %s, got a string", path, want)
 	case bool:
@@ -199,6 +201,8 @@ func scalarWants(name string) string {
 		return "a DateTime (an ISO-8601 timestamp string)"
 	case "UUID":
 		return "a UUID (a string such as 123e4567-e89b-12d3-a456-426614174000)"
+	case "Long":
+		return "a Long (a whole number of 64 bits, or a string of its digits)"
 	case "EmailInput":
 		return `an EmailInput (an address as a string, or {"value": "<address>"})`
 	}

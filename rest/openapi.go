@@ -487,6 +487,8 @@ func scalarSchema(name string) obj {
 		return obj{"type": "string", "format": "date-time"}
 	case "UUID":
 		return obj{"type": "string", "format": "uuid"}
+	case "Long":
+		return obj{"anyOf": []any{obj{"type": "integer", "format": "int64"}, obj{"type": "string", "pattern": "^-?[0-9]{1,19}$"}}}
 	case "EmailInput":
 		address := obj{"type": "string", "format": "email"}
 		return obj{"anyOf": []any{address, obj{"type": "object", "required": []string{"value"}, "additionalProperties": false,
@@ -567,7 +569,7 @@ func (o *openAPI) object(t *graphql.Object) obj {
 	var required []string
 	for _, n := range fieldOrder(t) {
 		fd := t.Fields()[n]
-		if needsArgs(fd) {
+		if needsArgs(fd) || omitted(t, n) {
 			continue
 		}
 		props[n] = o.out(fd.Type, 0)

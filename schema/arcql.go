@@ -48,7 +48,7 @@ func scalarFieldKind(scalar string) arcql.FieldKind {
 	switch scalar {
 	case "ID":
 		return arcql.FieldID
-	case "Int":
+	case "Int", "Long":
 		return arcql.FieldInt
 	case "Float":
 		return arcql.FieldFloat

@@ -15,6 +15,9 @@ scalar Any
 "A UUID in its text form, such as 123e4567-e89b-12d3-a456-426614174000; validated on input and kept in lower case."
 scalar UUID
 
+"A 64-bit integer, exact end to end: a JSON number (beyond 2^53 too) or a string of decimal digits on input, a JSON number on output."
+scalar Long
+
 "A date and time in ISO-8601 (RFC 3339) form, such as 2024-05-01T12:00:00Z; served in UTC."
 scalar DateTime
 
@@ -42,6 +45,33 @@ directive @unique on FIELD_DEFINITION
 
 "Lets anonymous callers call a Query or Mutation field, on instances that allow anonymous requests."
 directive @public on FIELD_DEFINITION
+
+"Refuses a write that leaves the field null: it must be given when a record is created and cannot be cleared."
+directive @notNull on FIELD_DEFINITION
+
+"Refuses null, the empty string and the empty list."
+directive @notEmpty on FIELD_DEFINITION
+
+"Bounds a String's length in characters (on a list, each element's): min and max are inclusive."
+directive @length(min: Int, max: Int) on FIELD_DEFINITION
+
+"The whole value must match one of the regular expressions (RE2 syntax), or all of them when allMustMatch is true."
+directive @pattern(regex: [String!]!, allMustMatch: Boolean = false) on FIELD_DEFINITION
+
+"The String must be an e-mail address."
+directive @email on FIELD_DEFINITION
+
+"The DateTime must lie before the time of the write."
+directive @past on FIELD_DEFINITION
+
+"The DateTime must lie after the time of the write."
+directive @future on FIELD_DEFINITION
+
+"The field keeps the value the record was created with."
+directive @immutable on FIELD_DEFINITION
+
+"Write-only: kept as an Argon2id hash, never returned, compared only by ArcQL equality."
+directive @secret on FIELD_DEFINITION
 
 "Marks a field as deprecated."
 directive @deprecated(reason: String = "No longer supported") on FIELD_DEFINITION

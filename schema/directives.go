@@ -38,6 +38,8 @@ func placement(name string) (allowed func(where) bool, rule string) {
 		return func(w where) bool { return w == whereRecordField }, "fields of record types"
 	case "public":
 		return func(w where) bool { return w == whereRootField }, "Query and Mutation fields"
+	case "notNull", "notEmpty", "length", "pattern", "email", "past", "future", "immutable", "secret":
+		return func(w where) bool { return w == whereRecordField }, "fields of record types"
 	default: // deprecated
 		return func(w where) bool {
 			return w == whereRecordField || w == whereObjectField || w == whereRootField

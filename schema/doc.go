@@ -63,7 +63,8 @@
 //
 // # Directives
 //
-// @fn, @indices, @access, @unique and @deprecated are known without declaration; a
+// @fn, @indices, @access, @unique, @public, @deprecated and the
+// validation directives below are known without declaration; a
 // schema may declare them only exactly as core does (descriptions aside).
 // Directive arguments are literals, checked against the declared types
 // (GraphQL's coercion of a single value to a list of one applies).
@@ -92,10 +93,21 @@
 //     enums, where each element is unique (Account.emails). Refused on
 //     lists of references, embedded objects and Json.
 //   - @deprecated(reason: String) on record and root fields.
+//   - Hypi's validation directives, on record fields only, read into
+//     Field.Rules (validation.go; gql enforces them on every write):
+//     @notNull, @notEmpty (String fields and lists), @length(min, max)
+//     and @pattern(regex, allMustMatch = false) (String fields or lists
+//     of String), @email (String, Email), @past and @future (DateTime),
+//     @immutable, and @secret (a single String; the field becomes Hidden;
+//     not with @unique, @length, @pattern, @email or @immutable). @pattern
+//     takes 1 to MaxPatterns expressions of RE2 syntax, each at most
+//     MaxPatternBytes long, matched against the whole value (anchored, as
+//     Java's Matcher.matches, which Hypi uses); @length needs a bound,
+//     neither negative, min ≤ max; @past with @future is refused.
 //
 // # Built-in types
 //
-// builtins.go holds them as SDL: scalars Json, Any, UUID, DateTime, Email; enum
+// builtins.go holds them as SDL: scalars Json, Any, UUID, Long, DateTime, Email; enum
 // OpType; record types Account (password is hidden: write-only), Webhook,
 // URL; embedded object types GraphQLRef, WebhookResponse; inputs
 // PasswordInput, URLInput, WebhookPayload. They are part of every Model

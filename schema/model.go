@@ -87,6 +87,9 @@ type Field struct {
 	// Hidden fields are write-only: never returned, filtered or sorted
 	// (Account.password).
 	Hidden bool
+	// Rules are the validation directives of a record field, nil when it
+	// has none (validation.go).
+	Rules *Rules
 	// Args of a root field.
 	Args []*Arg
 	// Fn is the @fn binding of a root field, nil when unbound.

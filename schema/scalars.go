@@ -29,7 +29,7 @@ func ValidUUID(s string) bool {
 // scalar again (Hypi's scalars, which schemas written before Core had
 // them declare themselves): the declaration means the built-in.
 func redeclarable(def *named, kind string) bool {
-	return def.builtin && def.kind == kindScalar && kind == "SCALAR" && (def.name == "Any" || def.name == "UUID")
+	return def.builtin && def.kind == kindScalar && kind == "SCALAR" && (def.name == "Any" || def.name == "UUID" || def.name == "Long")
 }
 
 // buildScalar checks a custom scalar. Its values are taken as they come

@@ -100,6 +100,9 @@ func (b *builder) buildType(n *named) *Type {
 		r, k, ok := b.outputRef(subject, fd.Type, fd.Position)
 		f.Type, f.Kind, f.List, f.NonNull, f.ElemNonNull = r.name, k, r.list, r.nonNull, r.elemNonNull
 		ds := b.checkDirectives(fd.Directives, where, subject)
+		if ok {
+			b.fieldRules(subject, f, ds)
+		}
 		if d := ds["unique"]; d != nil && ok {
 			f.Unique = true
 			b.checkUnique(subject, f, d)

@@ -7,10 +7,13 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/corehq/core/internal/whole"
 )
 
 // Decode decodes b, which must hold exactly one JSON value, into
-// map[string]any, []any, float64, string, bool or nil. Objects and arrays
+// map[string]any, []any, float64 (int64 for a whole number only int64
+// holds exactly), string, bool or nil. Objects and arrays
 // may nest at most maxDepth deep (with maxDepth 1, [1] is accepted and
 // [[1]] refused). See the package documentation for what it refuses.
 func Decode(b []byte, maxDepth int) (any, error) {
@@ -319,6 +322,11 @@ func (d *decoder) number() (any, error) {
 	f, err := strconv.ParseFloat(string(b[start:i]), 64)
 	if err != nil { // only ErrRange: the syntax is checked above
 		return nil, fmt.Errorf("number %s at byte %d is out of the range of a float64", shorten(string(b[start:i])), start)
+	}
+	if !exp && frac == 0 && digits <= 19 {
+		if n, ok := whole.BeyondFloat(string(b[start:i])); ok {
+			return n, nil
+		}
 	}
 	return f, nil
 }

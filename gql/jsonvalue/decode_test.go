@@ -222,3 +222,32 @@ func TestDecodeAfterError(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeWholeNumbers: a whole number float64 cannot hold exactly but
+// int64 can is an int64; every other number is encoding/json's float64.
+func TestDecodeWholeNumbers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want any
+	}{
+		{"9007199254740993", int64(9007199254740993)},
+		{"-9007199254740993", int64(-9007199254740993)},
+		{"9223372036854775807", int64(9223372036854775807)},
+		{"9007199254740992", float64(9007199254740992)},
+		{"-9223372036854775808", float64(-9223372036854775808)},
+		{"9223372036854775808", float64(9223372036854775808)},
+		{"12345678901234567890", float64(12345678901234567890)},
+		{"9007199254740993.0", float64(9007199254740992)},
+		{"9007199254740993e0", float64(9007199254740992)},
+		{"[1, 9007199254740995]", []any{1.0, int64(9007199254740995)}},
+	} {
+		got, err := Decode([]byte(tc.in), 4)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}

@@ -5,7 +5,11 @@
 //
 // Decode reads exactly one JSON value (RFC 8259), with optional
 // whitespace around it, into the shapes encoding/json gives an `any`:
-// map[string]any, []any, float64, string, bool and nil. Strings are
+// map[string]any, []any, float64, string, bool and nil, with one
+// exception: a whole number (no fraction, no exponent) that float64
+// cannot hold exactly but int64 can (beyond 2^53, such as
+// 9007199254740993) is an int64, so that a Long stays exact; graphql-go's
+// Int and Float coercion and the stores take int64. Strings are
 // coerced to well-formed UTF-8 exactly as encoding/json coerces them:
 // each byte of an invalid UTF-8 sequence and each \u escape of a lone
 // surrogate becomes U+FFFD.

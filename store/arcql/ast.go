@@ -158,9 +158,13 @@ type Value struct {
 	Kind Kind
 	Str  string
 	Num  float64
-	Bool bool
-	Time time.Time
-	Pos  Pos
+	// Int is the literal exactly when IsInt: a whole number float64
+	// cannot hold (beyond 2^53), compared as an int64 (a Long).
+	Int   int64
+	IsInt bool
+	Bool  bool
+	Time  time.Time
+	Pos   Pos
 }
 
 // SortKey orders results by the field at Path; ties break by id ascending.

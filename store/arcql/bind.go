@@ -3,6 +3,8 @@ package arcql
 import (
 	"strconv"
 	"strings"
+
+	"github.com/corehq/core/internal/whole"
 )
 
 // Bind checks a parsed query against the schema for record type typ and
@@ -475,7 +477,8 @@ func (b *binder) literal(r resolved, op Op, v Value) (Value, error) {
 		case KindString:
 			if isNumberText(v.Str) {
 				if n, err := strconv.ParseFloat(v.Str, 64); err == nil {
-					return Value{Kind: KindNumber, Num: n, Str: v.Str, Pos: v.Pos}, nil
+					i, isInt := whole.BeyondFloat(v.Str)
+					return Value{Kind: KindNumber, Num: n, Int: i, IsInt: isInt, Str: v.Str, Pos: v.Pos}, nil
 				}
 			}
 		}

@@ -47,6 +47,15 @@ func toNumber(x any) (number, bool) {
 	return number{}, false
 }
 
+// number is a numeric literal's value: exact when it is a whole number
+// beyond float64's range of exact integers.
+func (v *Value) number() number {
+	if v.IsInt {
+		return number{isInt: true, i: v.Int}
+	}
+	return number{f: v.Num}
+}
+
 func uintNumber(u uint64) number {
 	if u > math.MaxInt64 {
 		return number{f: float64(u)}

@@ -220,7 +220,7 @@ func equalValue(x any, val *Value) bool {
 		return ok && s == val.Str
 	case KindNumber:
 		n, ok := toNumber(x)
-		return ok && compareNumbers(n, number{f: val.Num}) == 0
+		return ok && compareNumbers(n, val.number()) == 0
 	case KindBool:
 		b, ok := x.(bool)
 		return ok && b == val.Bool
@@ -248,7 +248,7 @@ func orderValue(x any, val *Value) (c int, ok bool) {
 		}
 	case KindNumber:
 		if n, isNum := toNumber(x); isNum {
-			return compareNumbers(n, number{f: val.Num}), true
+			return compareNumbers(n, val.number()), true
 		}
 	case KindTime:
 		if t, isTime := leafTime(x); isTime {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/corehq/core/internal/whole"
 )
 
 // Parse reads an ArcQL query (see docs/arcql.md) within the limits lim (zero
@@ -480,6 +482,7 @@ func (p *parser) value(where string) (Value, error) {
 			return Value{}, errorAt(t.pos, "number %s is out of range", t.text)
 		}
 		v.Kind, v.Num, v.Str = KindNumber, n, t.text
+		v.Int, v.IsInt = whole.BeyondFloat(t.text)
 	case t.kind == tParam:
 		v.Kind, v.Str = KindParam, t.text
 	case t.is("TRUE"), t.is("FALSE"):

@@ -275,7 +275,7 @@ func compileCompare(c *arcql.Compare) (cond, error) {
 	case arcql.KindString:
 		val = v.Str
 	case arcql.KindNumber:
-		val = v.Num
+		val = numberValue(v)
 	case arcql.KindBool:
 		if op != arcql.OpEq {
 			// Booleans have no order in arcql: no ordered comparison holds.
@@ -334,7 +334,7 @@ func compileRange(r *arcql.Range) (cond, error) {
 		case arcql.KindString:
 			return opNames[op], v.Str, true
 		case arcql.KindNumber:
-			return opNames[op], v.Num, true
+			return opNames[op], numberValue(v), true
 		case arcql.KindTime:
 			op, t, _ := timeBound(op, v.Time)
 			if isMetaTime(meta) {
@@ -470,4 +470,13 @@ func splitWords(s string) []string {
 		out = append(out, s[start:])
 	}
 	return out
+}
+
+// numberValue is a numeric literal as MongoDB compares it: an int64 when
+// float64 cannot hold it exactly (a Long beyond 2^53), else a double.
+func numberValue(v arcql.Value) any {
+	if v.IsInt {
+		return v.Int
+	}
+	return v.Num
 }
