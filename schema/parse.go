@@ -394,6 +394,7 @@ func (b *builder) build() *Model {
 		}
 	}
 	b.checkInputCycles()
+	b.checkTriggers(m)
 	return m
 }
 

@@ -119,6 +119,9 @@ func (b *builder) buildType(n *named) *Type {
 	if d := ds["indices"]; d != nil {
 		t.Indices = b.indices(t, d)
 	}
+	if d := ds["trigger"]; d != nil {
+		t.Trigger = b.triggerConfig("type "+n.name, d)
+	}
 	return t
 }
 
