@@ -33,7 +33,8 @@ import (
 //     the type written, each with core.id, or the field's answer): it
 //     never changes the write's answer. A failed call is written to the
 //     instance's function log and tried again up to afterAttempts times
-//     in all, afterBackoff doubling between them.
+//     in all, afterBackoff doubling between them. At most cap(afterSlots)
+//     run at once in a process; a write waits for a free one.
 //   - A trigger's own writes (through core.graphql) fire triggers again
 //     up to maxTriggerDepth levels of triggers; deeper writes fire none.
 
@@ -47,6 +48,12 @@ const (
 	afterAttempts = 3
 	afterBackoff  = time.Second
 )
+
+// afterSlots bounds the after triggers under way in the process: a write
+// whose after trigger finds none free waits for one before it answers
+// (its write is committed already), so a burst of writes cannot pile up
+// goroutines without bound.
+var afterSlots = make(chan struct{}, 64)
 
 // rootCallDocument returns the document that calls the root field f of
 // opType (Query or Mutation) with those of given that f declares as
@@ -143,18 +150,28 @@ func (c *call) startAfter(ctx context.Context, tr *schema.Trigger, args map[stri
 	args = maps.Clone(args)
 	args["coreResult"] = result
 	s, env, log, ref := c.schema, c.Env, c.log, tr.After
+	note := func(format string, a ...any) {
+		if env.functionLog != nil {
+			env.functionLog.Append(env.Instance.ID, []fn.LogEntry{{Time: time.Now().UTC(), Level: "runtime", Function: triggerName(ref),
+				Call: store.NewID(), Message: "after trigger of " + tr.Subject + ": " + fmt.Sprintf(format, a...)}})
+		}
+	}
+	select {
+	case afterSlots <- struct{}{}:
+	case <-ctx.Done():
+		note("not called: the request ended while the process ran %d after triggers already", cap(afterSlots))
+		return
+	}
 	ctx = context.WithoutCancel(ctx)
 	go func() {
+		defer func() { <-afterSlots }()
 		wait := afterBackoff
 		for attempt := 1; ; attempt++ {
 			_, err := callRoot(ctx, s, env, log, ref, args)
 			if err == nil {
 				return
 			}
-			if env.functionLog != nil {
-				env.functionLog.Append(env.Instance.ID, []fn.LogEntry{{Time: time.Now().UTC(), Level: "runtime", Function: triggerName(ref),
-					Call: store.NewID(), Message: fmt.Sprintf("after trigger of %s, attempt %d of %d: %v", tr.Subject, attempt, afterAttempts, err)}})
-			}
+			note("attempt %d of %d failed: %v", attempt, afterAttempts, err)
 			if attempt == afterAttempts {
 				return
 			}

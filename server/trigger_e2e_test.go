@@ -15,9 +15,11 @@ const triggerSDL = `type Order @trigger(config: {before: {type: Query, field: "a
   item: String
 }
 type Audit { order: String  item: String  committed: Boolean }
+type Loop @trigger(config: {after: {type: Mutation, field: "again"}}) { n: Int }
 type Query { allow(values: Json, item: String): Boolean @fn(name: "allow", version: "v1") }
 type Mutation {
   audit(values: Json, coreResult: Json): Boolean @fn(name: "audit", version: "v1")
+  again(coreResult: Json): Boolean @fn(name: "again", version: "v1")
   place(item: String): String @fn(name: "place", version: "v1") @trigger(config: {before: {type: Query, field: "allow"}})
 }
 `
@@ -40,6 +42,13 @@ var triggerFunctions = map[string]string{
     if (res.errors) { cb(null, { code: 'STORE_FAILED', message: res.errors[0].message }); return; }
   }
   cb(true, null);
+};`,
+	// again writes another Loop: its own after trigger fires again,
+	// until the depth bound stops it.
+	"again": `exports.main = async (input, cb) => {
+  const res = await core.graphql('mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }',
+    { v: { Loop: [{ n: input.args.coreResult[0].n + 1 }] } });
+  cb(!res.errors, null);
 };`,
 	"place": `exports.main = (input, cb) => cb('placed ' + input.args.item, null);`,
 }
@@ -91,6 +100,33 @@ func TestTriggers(t *testing.T) {
 	}
 	if len(recs) != 1 || recs[0].Fields["order"] != id || recs[0].Fields["item"] != "apples" || recs[0].Fields["committed"] != true {
 		t.Errorf("audit records: %d, first %v; want one of order %s, apples, committed", len(recs), recs[0].Fields, id)
+	}
+
+	// Triggers run as the caller: an account's write is audited by that
+	// account's after trigger, under its rights.
+	accountID := upsertOK(t, env, "trig.test", token, map[string]any{"Account": map[string]any{"username": "ada", "password": map[string]any{"value": "correct horse battery"}}})
+	_, body := env.GraphQL("trig.test", "", `{ login(username: "ada", password: "correct horse battery") { sessionToken } }`, nil)
+	session, _ := body["data"].(map[string]any)["login"].(map[string]any)["sessionToken"].(string)
+	id = upsertOK(t, env, "trig.test", session, map[string]any{"Order": map[string]any{"item": "ada's plums"}})
+	eventually(t, "the audit of the account's order", func() bool { return count("Audit") == 2 })
+	recs, err = env.Store.Find(context.Background(), inst, &store.Query{Type: "Audit", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Fields["order"] == id && (r.CreatedBy != accountID || r.Fields["committed"] != true) {
+			t.Errorf("the account's audit: created by %s (want %s), %v", r.CreatedBy, accountID, r.Fields)
+		}
+	}
+
+	// A trigger's own writes fire triggers three levels deep, no deeper:
+	// the client's Loop and three more.
+	upsertOK(t, env, "trig.test", token, map[string]any{"Loop": map[string]any{"n": 0}})
+	eventually(t, "three levels of Loop triggers", func() bool { return count("Loop") >= 4 })
+	upsertOK(t, env, "trig.test", token, map[string]any{"Order": map[string]any{"item": "a marker"}})
+	eventually(t, "the marker's audit", func() bool { return count("Audit") == 3 }) // a trigger run after the fourth Loop: a fifth would be under way
+	if n := count("Loop"); n != 4 {
+		t.Errorf("%d Loop records, want 4 (depth 3)", n)
 	}
 
 	st, body := env.GraphQL("trig.test", token, `mutation { place(item: "forbidden thing") }`, nil)
