@@ -306,10 +306,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := sweepFiles(ctx, engine, st, sweepAge, log); err != nil {
 		return err
 	}
-	srv := server.New(cfg, log, st, reg, engine, srvOpts...)
 	hcfg := hooks.DefaultConfig()
 	hcfg.AllowPrivate, hcfg.Shared = f.hookAllowPrivate, f.mongoURI != ""
 	deliveries = hooks.New(dataStore, reg, keys, hcfg, log)
+	srvOpts = append(srvOpts, server.WithHookTester(deliveries))
+	srv := server.New(cfg, log, st, reg, engine, srvOpts...)
 	reg.OnDelete(func(ctx context.Context, id string) error { return hooks.Forget(ctx, st, id) }) // its hooks' cursors and leases
 	scheduler = schedule.New(dataStore, reg.Instances, engine, schedule.DefaultConfig(), log)
 	reg.OnDelete(func(ctx context.Context, id string) error { return schedule.Forget(ctx, st, id) }) // its claims of ticks

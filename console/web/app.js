@@ -1,6 +1,7 @@
 // The console's views, one per hash route (#/apps, #/apps/{app}/{release},
 // #/instances, #/data/{domain}/{type}, #/graphql/{domain},
-// #/functions/{app}, #/hooks/{domain}, #/files/{domain}, #/mail/{domain}):
+// #/functions/{app}, #/hooks/{domain}, #/files/{domain}, #/mail/{domain},
+// #/reactions/{domain}):
 // the page itself is one static file.
 import { admin, describe, session, whenUnauthenticated } from './api.js';
 import { alert, field, h, replace, report, status } from './dom.js';
@@ -11,6 +12,7 @@ import { playgroundLink, playgroundView } from './playground.js';
 import { functionsView, hooksLink, hooksView } from './functions.js';
 import { filesLink, filesView } from './files.js';
 import { mailLink, mailView } from './mail.js';
+import { reactionsLink, reactionsView } from './reactions.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -77,6 +79,7 @@ function render() {
     case 'hooks': return parts[1] ? hooksView(main, parts[1], heading) : location.replace('#/functions');
     case 'files': return parts[1] ? filesView(main, parts[1], heading) : location.replace('#/data');
     case 'mail': return parts[1] ? mailView(main, parts[1], heading) : location.replace('#/instances');
+    case 'reactions': return parts[1] ? reactionsView(main, parts[1], heading) : location.replace('#/instances');
     case 'apps':
       if (parts[1] && parts[2]) return releaseView(parts[1], parts[2]);
       return appsView();
@@ -100,7 +103,7 @@ function heading(text) {
 function withTools(domain) {
   return (text) => {
     const h1 = heading(text);
-    main.append(h('p', { class: 'inline' }, playgroundLink(domain), hooksLink(domain), filesLink(domain), mailLink(domain)));
+    main.append(h('p', { class: 'inline' }, playgroundLink(domain), hooksLink(domain), filesLink(domain), mailLink(domain), reactionsLink(domain)));
     return h1;
   };
 }
