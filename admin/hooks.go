@@ -1,29 +1,63 @@
 package admin
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"sort"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/hooks"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
 )
 
 // Hooks serves GET /admin/v1/instances/{domain}/hooks: an instance's
-// event hooks (never their secrets) with their delivery state and log.
+// event hooks (never their secrets) with their delivery state and log;
+// and, with a HookTester, POST /admin/v1/instances/{domain}/hooks/{id}/test:
+// a test event posted to the hook now, answered with how it went (an
+// attempt as the delivery log shows it; 404 for an unknown hook).
 type Hooks struct {
-	reg *tenant.Directory
-	st  store.Store
+	reg    *tenant.Directory
+	st     store.Store
+	tester HookTester
 }
 
-// NewHooks returns the route over the directory and the store.
-func NewHooks(reg *tenant.Directory, st store.Store) *Hooks { return &Hooks{reg: reg, st: st} }
+// HookTester posts test events (hooks.Service).
+type HookTester interface {
+	SendTest(ctx context.Context, inst *tenant.Instance, hookID string) (hooks.Attempt, error)
+}
 
-// Register mounts the route on g, behind the admin token.
+// NewHooks returns the routes over the directory, the store and the
+// tester (nil: no test route).
+func NewHooks(reg *tenant.Directory, st store.Store, tester HookTester) *Hooks {
+	return &Hooks{reg: reg, st: st, tester: tester}
+}
+
+// Register mounts the routes on g, behind the admin token.
 func (h *Hooks) Register(g Routes) {
 	g.GET("/instances/:domain/hooks", h.list)
+	if h.tester != nil {
+		g.POST("/instances/:domain/hooks/:id/test", h.test)
+	}
+}
+
+// test posts a test event to one hook.
+func (h *Hooks) test(c echo.Context) error {
+	inst, err := h.reg.Instance(c.Param("domain"))
+	if err != nil {
+		return err
+	}
+	a, err := h.tester.SendTest(c.Request().Context(), inst, c.Param("id"))
+	if errors.Is(err, hooks.ErrNoHook) {
+		return errcode.New(errcode.NotFound, "instance %s has no event hook %s", inst.Domain, c.Param("id"))
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, a)
 }
 
 // hookView is one hook as the route shows it.

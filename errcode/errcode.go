@@ -80,6 +80,10 @@ const (
 	// does not read (a webhook body with a Content-Encoding such as gzip,
 	// which is never decompressed).
 	UnsupportedMediaType Code = "UNSUPPORTED_MEDIA_TYPE"
+	// TriggerRefused: a before trigger answered false, failed or timed
+	// out, so the write was refused and nothing written; the message
+	// names the trigger's field (extension trigger) and why.
+	TriggerRefused Code = "TRIGGER_REFUSED"
 )
 
 // Status is the HTTP status a code answers with.
@@ -89,7 +93,7 @@ func (c Code) Status() int {
 		return http.StatusBadRequest
 	case Unauthenticated:
 		return http.StatusUnauthorized
-	case Forbidden, QuotaExceeded:
+	case Forbidden, QuotaExceeded, TriggerRefused:
 		return http.StatusForbidden
 	case MethodNotAllowed:
 		return http.StatusMethodNotAllowed

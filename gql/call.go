@@ -60,6 +60,11 @@ type Env struct {
 	// sealer seals the secrets records keep (event hook keys); nil
 	// refuses to store them.
 	sealer tenant.Sealer
+	// functionLog receives the failures of after triggers; nil: none.
+	functionLog fn.LogSink
+	// triggerDepth is how many levels of triggers the request runs in
+	// (triggers.go): 0 for a client's request.
+	triggerDepth int
 }
 
 // admitAnonymous takes a token of the instance's rate limit for work an

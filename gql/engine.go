@@ -245,7 +245,7 @@ func (e *Engine) env(inst *tenant.Instance, p auth.Principal, clientIP string) E
 	return Env{Store: e.store, Accounts: e.accounts, Instance: inst, Release: inst.Release(),
 		Principal: p, ClientIP: clientIP, Functions: e.functions, grants: e.grants, meter: e.meter, limiter: e.limiter,
 		aggMemory: e.aggMemory, outbox: e.outbox,
-		contents: e.contents, sealer: e.instances.Sealer()}
+		contents: e.contents, sealer: e.instances.Sealer(), functionLog: e.functionLog}
 }
 
 // keysOf returns what authentication knows of an instance.

@@ -29,11 +29,13 @@ func callFunction(p graphql.ResolveParams, f *schema.Field, m *schema.Model) (an
 		return nil, errcode.New(errcode.Unavailable, "functions are not enabled on this server")
 	}
 	args := make(map[string]any, len(f.Args))
+	given := make(map[string]any, len(f.Args)) // as sent: a trigger's arguments
 	for _, a := range f.Args {
 		v, present := rawArgument(p, a.Name)
 		if !present {
 			continue
 		}
+		given[a.Name] = v
 		if _, isInput := m.Input(a.Type); isInput && v != nil {
 			text, err := marshalText(v)
 			if err != nil {
@@ -65,6 +67,9 @@ func callFunction(p graphql.ResolveParams, f *schema.Field, m *schema.Model) (an
 			return bytes.Clone(body), err
 		},
 	}
+	if err := c.runBefore(p.Context, f.Trigger, given); err != nil {
+		return nil, err
+	}
 	if c.meter != nil {
 		if err := c.meter.AdmitCall(p.Context, c.Instance); err != nil {
 			return nil, err
@@ -81,6 +86,7 @@ func callFunction(p graphql.ResolveParams, f *schema.Field, m *schema.Model) (an
 		}
 		return nil, functionError(err)
 	}
+	c.startAfter(p.Context, f.Trigger, given, res.Value)
 	return functionValue(f, m, res.Value)
 }
 

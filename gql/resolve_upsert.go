@@ -12,6 +12,7 @@ import (
 	"github.com/corehq/core/auth"
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/hooks"
+	"github.com/corehq/core/schedule"
 	"github.com/corehq/core/schema"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/arcql"
@@ -64,11 +65,20 @@ func resolveUpsert(p graphql.ResolveParams) (any, error) {
 	if err := u.checkStored(p.Context); err != nil {
 		return nil, err
 	}
+	triggerArgs := map[string]any{"values": values}
+	triggers, err := u.upsertTriggers(p.Context, triggerArgs)
+	if err != nil {
+		return nil, err
+	}
 	results, err := c.write(p.Context, u.ops)
 	if err != nil {
 		return nil, storeError(err)
 	}
+	u.startUpsertAfters(p.Context, triggers, triggerArgs, results)
 	if err := u.notedHooks(p.Context, results); err != nil {
+		return nil, err
+	}
+	if err := u.notedSchedules(p.Context); err != nil {
 		return nil, err
 	}
 	out := make([]any, 0, len(u.top))
@@ -216,6 +226,10 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 		}
 	case hooks.Type:
 		if err := u.checkEventHook(set, path); err != nil {
+			return "", err
+		}
+	case schedule.Type:
+		if err := u.checkSchedule(u.p.Context, obj, set, id, path); err != nil {
 			return "", err
 		}
 	}
@@ -502,7 +516,7 @@ func (u *upserter) mayWrite(t *schema.Type, id string, obj map[string]any, path 
 	if p.Kind == auth.Anonymous && (t.Name == "Account" || t.Name == access.Type) {
 		return errcode.New(errcode.Forbidden, "%s: anonymous callers may not write %s records", path, t.Name)
 	}
-	if p.Kind != auth.InstanceAdmin && t.Name == hooks.Type {
+	if p.Kind != auth.InstanceAdmin && (t.Name == hooks.Type || t.Name == schedule.Type) {
 		return errcode.New(errcode.Forbidden, "%s: %s records are written with the instance token only", path, t.Name)
 	}
 	if p.Kind != auth.User || t.Name != "Account" {

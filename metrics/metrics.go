@@ -49,6 +49,9 @@ type Sources struct {
 	// succeeded and that failed (each failure is retried, until the hook
 	// is disabled) (hooks.Service.Stats).
 	HookPosts func() (delivered, failed uint64)
+	// ScheduledRuns returns the scheduled function runs of this process,
+	// and how many of them failed (schedule.Service.Stats).
+	ScheduledRuns func() (runs, failed uint64)
 }
 
 // New returns the collectors, registered; sources' nil fields are left
@@ -101,6 +104,20 @@ func New(src Sources) *Metrics {
 					return float64(delivered)
 				}
 				return float64(failed)
+			}))
+		}
+	}
+	if src.ScheduledRuns != nil {
+		for _, outcome := range []string{"succeeded", "failed"} {
+			m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "core_scheduled_runs_total", Help: "Scheduled function runs, by outcome: succeeded or failed.",
+				ConstLabels: prometheus.Labels{"outcome": outcome},
+			}, func() float64 {
+				runs, failed := src.ScheduledRuns()
+				if outcome == "failed" {
+					return float64(failed)
+				}
+				return float64(runs - failed)
 			}))
 		}
 	}

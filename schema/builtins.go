@@ -34,6 +34,21 @@ enum OpType {
 "Binds a Query or Mutation field to the function name at version; env names the instance settings the function may read."
 directive @fn(name: String!, version: String!, env: [String!]) on FIELD_DEFINITION
 
+"A field a trigger calls: a Query or Mutation field bound by @fn."
+input TriggerRef {
+  type: OpType!
+  field: String!
+}
+
+"The functions of a trigger: before answers Boolean and refuses the write with false; after runs once the write is committed."
+input TriggerConfig {
+  before: TriggerRef
+  after: TriggerRef
+}
+
+"Runs functions around every upsert of a record type, or every call of a Mutation field (docs/reactions.md)."
+directive @trigger(config: TriggerConfig!) on OBJECT | FIELD_DEFINITION
+
 "Declares indexes of a record type: each set lists the fields of one index."
 directive @indices(sets: [[String!]!]!) on OBJECT
 
@@ -145,6 +160,48 @@ type EventHook {
   secret: String!
   "Set by the service when it disables the hook: why."
   lastError: String
+}
+
+"How often a ScheduledFunction runs: intervalFrequency of these units; MONTH_END and YEAR_END: the last day of the month, of the year, at start's time of day."
+enum ScheduleInterval {
+  MINUTE
+  HOUR
+  DAY
+  WEEK
+  MONTH
+  YEAR
+  MONTH_END
+  YEAR_END
+}
+
+"Calls the Query or Mutation field fn (bound to a function) at each due time with the arguments id, arcql and type it declares (docs/reactions.md); written with the instance token only."
+type ScheduledFunction {
+  "The field to call: a Query or Mutation field bound by @fn."
+  fn: GraphQLRef!
+  "The first run; absent: the time of the write."
+  start: DateTime
+  "No run after it; absent: none."
+  end: DateTime
+  "false: runs once, at start; absent or true: every interval."
+  repeats: Boolean
+  "The unit of the interval; absent: DAY."
+  interval: ScheduleInterval
+  "How many units between runs, at least 1 (the shortest interval is one minute); absent: 1."
+  intervalFrequency: Int
+  "Set by the service: when the last run started."
+  lastExecuted: DateTime
+  "Set by the service: the next run; null once the schedule is over."
+  nextExecution: DateTime
+  "Set by the service: whether the last run succeeded."
+  lastExecutionSucceeded: Boolean
+  "Set by the service: why the last run failed."
+  lastExecutionError: String
+  "Passed to the function as the argument arcql."
+  arcql: String
+  "Passed to the function as the argument type."
+  type: String
+  "Passed to the function as the argument id."
+  id: String
 }
 
 "Hypi's request for a password reset code: an upsert sends the code to the account with the address to (the same answer either way); the request is not kept, and nothing of the code is read back."
@@ -260,7 +317,7 @@ const builtinSDLName = "core:builtins.graphql"
 // (stored, queried, upserted); the other built-in object types are embedded.
 func isBuiltinRecord(name string) bool {
 	switch name {
-	case "Account", "Webhook", "URL", "AccessRight", "File", "EventHook", "PasswordReminder", "EmailVerification":
+	case "Account", "Webhook", "URL", "AccessRight", "File", "EventHook", "ScheduledFunction", "PasswordReminder", "EmailVerification":
 		return true
 	}
 	return false

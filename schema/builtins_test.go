@@ -35,10 +35,10 @@ func TestBuiltins(t *testing.T) {
 	}
 	got := [][]string{records, objects, enums, inputs, m.Scalars}
 	want := [][]string{
-		{"AccessRight", "Account", "EmailVerification", "EventHook", "File", "PasswordReminder", "URL", "Webhook"},
+		{"AccessRight", "Account", "EmailVerification", "EventHook", "File", "PasswordReminder", "ScheduledFunction", "URL", "Webhook"},
 		{"FileURL", "GraphQLRef", "WebhookResponse"},
-		{"AccessRightType", "FileStatus", "OpType"},
-		{"PasswordInput", "URLInput", "WebhookPayload"},
+		{"AccessRightType", "FileStatus", "OpType", "ScheduleInterval"},
+		{"PasswordInput", "TriggerConfig", "TriggerRef", "URLInput", "WebhookPayload"},
 		nil, // built-in scalars are not listed
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -40,6 +40,8 @@ func placement(name string) (allowed func(where) bool, rule string) {
 		return func(w where) bool { return w == whereRootField }, "Query and Mutation fields"
 	case "notNull", "notEmpty", "length", "pattern", "email", "past", "future", "immutable", "secret":
 		return func(w where) bool { return w == whereRecordField }, "fields of record types"
+	case "trigger":
+		return func(w where) bool { return w == whereRecord || w == whereRootField }, "record types and Mutation fields"
 	default: // deprecated
 		return func(w where) bool {
 			return w == whereRecordField || w == whereObjectField || w == whereRootField
@@ -266,4 +268,76 @@ func (b *builder) fnBinding(subject string, d *ast.Directive) *FnBinding {
 		return nil
 	}
 	return fn
+}
+
+// triggerConfig reads @trigger(config: {before, after}); the fields it
+// names are checked once every root field is known (checkTriggers).
+func (b *builder) triggerConfig(subject string, d *ast.Directive) *Trigger {
+	a := d.Arguments.ForName("config")
+	if a == nil || a.Value == nil {
+		return nil
+	}
+	tr := &Trigger{Subject: subject, Pos: posValue(d.Position)}
+	for _, child := range a.Value.Children {
+		ref := &TriggerRef{}
+		for _, c := range child.Value.Children {
+			switch c.Name {
+			case "type":
+				ref.Type = c.Value.Raw
+			case "field":
+				ref.Field = c.Value.Raw
+			}
+		}
+		switch child.Name {
+		case "before":
+			tr.Before = ref
+		case "after":
+			tr.After = ref
+		}
+	}
+	if tr.Before == nil && tr.After == nil {
+		b.errs.at(d.Position, "%s: @trigger names neither before nor after", subject)
+		return nil
+	}
+	return tr
+}
+
+// checkTriggers checks the fields the triggers of m name: a Query or
+// Mutation field bound by @fn; before's answers Boolean.
+func (b *builder) checkTriggers(m *Model) {
+	check := func(tr *Trigger) {
+		if tr == nil {
+			return
+		}
+		for _, side := range []struct {
+			name string
+			ref  *TriggerRef
+		}{{"before", tr.Before}, {"after", tr.After}} {
+			if side.ref == nil {
+				continue
+			}
+			f := m.RootField(side.ref.Type, side.ref.Field)
+			switch {
+			case f == nil:
+				b.errs.at(&tr.Pos, "%s: @trigger %s: %s.%s is not a field of the schema", tr.Subject, side.name, side.ref.Type, side.ref.Field)
+			case f.Fn == nil:
+				b.errs.at(&tr.Pos, "%s: @trigger %s: %s.%s is not bound to a function (@fn)", tr.Subject, side.name, side.ref.Type, side.ref.Field)
+			case f.Trigger != nil:
+				b.errs.at(&tr.Pos, "%s: @trigger %s: %s.%s has a trigger of its own", tr.Subject, side.name, side.ref.Type, side.ref.Field)
+			case side.name == "before" && (f.Type != "Boolean" || f.List):
+				b.errs.at(&tr.Pos, "%s: @trigger before: %s.%s must answer Boolean", tr.Subject, side.ref.Type, side.ref.Field)
+			}
+		}
+	}
+	for _, t := range m.Types {
+		check(t.Trigger)
+	}
+	for _, f := range m.Queries {
+		if f.Trigger != nil {
+			b.errs.at(&f.Trigger.Pos, "%s: @trigger is allowed only on record types and Mutation fields", f.Trigger.Subject)
+		}
+	}
+	for _, f := range m.Mutations {
+		check(f.Trigger)
+	}
 }

@@ -62,6 +62,8 @@ type Type struct {
 	// "create", "update", "delete"), bound once when the release is
 	// published (arcql.BindRule); nil when the type has none.
 	Rules map[string]*Rule
+	// Trigger is the type's @trigger, nil when it has none.
+	Trigger *Trigger
 	// Builtin types are defined by core itself: their records carry
 	// publisherRealm/App/Release "core".
 	Builtin bool
@@ -94,6 +96,8 @@ type Field struct {
 	Args []*Arg
 	// Fn is the @fn binding of a root field, nil when unbound.
 	Fn *FnBinding
+	// Trigger is a Mutation field's @trigger, nil when it has none.
+	Trigger *Trigger
 	// Public root fields (@public) may be called by anonymous callers of an
 	// instance that allows anonymous requests.
 	Public bool
@@ -116,6 +120,38 @@ type Arg struct {
 	// Pos is where the argument is declared (Src names the prelude for a
 	// built-in input's fields).
 	Pos ast.Position
+}
+
+// Trigger is a @trigger(config: {before, after}): the root fields called
+// around a write (either may be nil).
+type Trigger struct {
+	Before, After *TriggerRef
+	// Subject names what the trigger stands on, for messages.
+	Subject string
+	Pos     ast.Position
+}
+
+// TriggerRef names a root field: Type is Query or Mutation.
+type TriggerRef struct {
+	Type, Field string
+}
+
+// RootField returns the Query (opType "Query") or Mutation field name, nil
+// when there is none.
+func (m *Model) RootField(opType, name string) *Field {
+	var roots []*Field
+	switch opType {
+	case "Query":
+		roots = m.Queries
+	case "Mutation":
+		roots = m.Mutations
+	}
+	for _, f := range roots {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
 }
 
 // FnBinding is the @fn(name, version, env) directive of a root field.

@@ -398,6 +398,7 @@ func (b *builder) build() *Model {
 	}
 	b.checkInputCycles()
 	b.compileRules(m)
+	b.checkTriggers(m)
 	return m
 }
 

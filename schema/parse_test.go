@@ -93,7 +93,7 @@ func TestParseModel(t *testing.T) {
 	for _, t := range m.Types {
 		names = append(names, t.Name)
 	}
-	if diff := cmp.Diff([]string{"AccessRight", "Account", "Author", "Book", "EmailVerification", "EventHook", "File", "PasswordReminder", "URL", "Webhook"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"AccessRight", "Account", "Author", "Book", "EmailVerification", "EventHook", "File", "PasswordReminder", "ScheduledFunction", "URL", "Webhook"}, names); diff != "" {
 		t.Errorf("record types (-want +got):\n%s", diff)
 	}
 }

@@ -48,6 +48,9 @@ func (b *builder) buildRoot(n *named) []*Field {
 			f.Fn = b.fnBinding(subject, d)
 		}
 		f.Public = ds["public"] != nil
+		if d := ds["trigger"]; d != nil {
+			f.Trigger = b.triggerConfig(subject, d)
+		}
 		seen[f.Name] = f
 		fields = append(fields, f)
 	}

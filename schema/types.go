@@ -125,6 +125,9 @@ func (b *builder) buildType(n *named) *Type {
 	if d := ds["access"]; d != nil {
 		b.access = append(b.access, pendingRules{t, d})
 	}
+	if d := ds["trigger"]; d != nil {
+		t.Trigger = b.triggerConfig("type "+n.name, d)
+	}
 	return t
 }
 

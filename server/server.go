@@ -55,6 +55,7 @@ type options struct {
 	images       *oci.Registry
 	metrics      *metrics.Metrics
 	backups      admin.BackupDir
+	hookTester   admin.HookTester
 }
 
 // WithMetrics counts and times every request (metrics.Middleware); the
@@ -77,6 +78,12 @@ func WithImages(r *oci.Registry) Option {
 // log the runtime uses.
 func WithFunctions(pk admin.FunctionStore, logs admin.FunctionLog) Option {
 	return func(o *options) { o.fnPackages, o.fnLogs, o.hasFunctions = pk, logs, true }
+}
+
+// WithHookTester mounts the admin API's route that posts a test event
+// to an event hook (the hooks service).
+func WithHookTester(t admin.HookTester) Option {
+	return func(o *options) { o.hookTester = t }
 }
 
 // WithBackups mounts the admin API's backup routes (/admin/v1/backups…)
@@ -198,7 +205,7 @@ func (s *Server) operatorRoutes(e *echo.Echo) {
 	if o := s.engine.Outbox(); o != nil {
 		admin.NewMail(s.reg, o).Register(adminAPI)
 	}
-	admin.NewHooks(s.reg, s.st).Register(adminAPI)
+	admin.NewHooks(s.reg, s.st, s.opts.hookTester).Register(adminAPI)
 	if s.opts.hasFunctions {
 		admin.NewFunctions(s.reg, s.opts.fnPackages, s.opts.fnLogs).Register(adminAPI)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/corehq/core/mail"
 	"github.com/corehq/core/metrics"
 	"github.com/corehq/core/oci"
+	"github.com/corehq/core/schedule"
 	"github.com/corehq/core/server"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/bolt"
@@ -265,7 +266,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer imgs.Close()
-	var deliveries *hooks.Service // the event hooks, started below (metrics read them once served)
+	var deliveries *hooks.Service   // the event hooks, started below (metrics read them once served)
+	var scheduler *schedule.Service // the scheduled functions, likewise
 	// On MongoDB several processes may serve the instances: they count
 	// each other (tenant.Peers) and divide the rate limits.
 	peers := tenant.NewPeers(st, peerInterval)
@@ -274,7 +276,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	var m *metrics.Metrics
 	if f.metricsAddr != "" {
 		m = metrics.New(metrics.Sources{DocumentCache: gql.DocumentCacheStats, Instances: func() int { return len(reg.Instances()) },
-			HookPosts: func() (uint64, uint64) { s := deliveries.Stats(); return s.Delivered, s.Failed }})
+			HookPosts:     func() (uint64, uint64) { s := deliveries.Stats(); return s.Delivered, s.Failed },
+			ScheduledRuns: func() (uint64, uint64) { return scheduler.Stats() }})
 		dataStore, calls = m.Store(st), m.Functions(runtime)
 		srvOpts = append(srvOpts, server.WithMetrics(m))
 	}
@@ -303,11 +306,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := sweepFiles(ctx, engine, st, sweepAge, log); err != nil {
 		return err
 	}
-	srv := server.New(cfg, log, st, reg, engine, srvOpts...)
 	hcfg := hooks.DefaultConfig()
 	hcfg.AllowPrivate, hcfg.Shared = f.hookAllowPrivate, f.mongoURI != ""
 	deliveries = hooks.New(dataStore, reg, keys, hcfg, log)
+	srvOpts = append(srvOpts, server.WithHookTester(deliveries))
+	srv := server.New(cfg, log, st, reg, engine, srvOpts...)
 	reg.OnDelete(func(ctx context.Context, id string) error { return hooks.Forget(ctx, st, id) }) // its hooks' cursors and leases
+	scheduler = schedule.New(dataStore, reg.Instances, engine, schedule.DefaultConfig(), log)
+	reg.OnDelete(func(ctx context.Context, id string) error { return schedule.Forget(ctx, st, id) }) // its claims of ticks
 	if consoleLn != nil {
 		log.Info("console listening", zap.String("addr", consoleLn.Addr().String()))
 	}
@@ -358,6 +364,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	delivered := make(chan struct{})
 	go func() { defer close(delivered); deliveries.Run(sctx) }()
 	defer func() { stop(); <-delivered }() // the cursors are written before the store closes
+	// Scheduled functions: each due tick run by one process (a claim).
+	scheduled := make(chan struct{})
+	go func() { defer close(scheduled); scheduler.Run(sctx) }()
+	defer func() { stop(); <-scheduled }() // the runs' outcomes are written before the store closes
 	// The key file is read again when it changes (cored keys rotate,
 	// retire): new sessions are signed with its active key, and what the
 	// store keeps sealed is sealed again with it.

@@ -1,7 +1,7 @@
 // The console's views, one per hash route (#/apps, #/apps/{app}/{release},
 // #/instances, #/data/{domain}/{type}, #/graphql/{domain},
 // #/functions/{app}, #/hooks/{domain}, #/files/{domain}, #/mail/{domain},
-// #/backups):
+// #/reactions/{domain}, #/backups):
 // the page itself is one static file.
 import { admin, describe, session, whenUnauthenticated } from './api.js';
 import { alert, field, h, replace, report, status } from './dom.js';
@@ -13,6 +13,7 @@ import { functionsView, hooksLink, hooksView } from './functions.js';
 import { filesLink, filesView } from './files.js';
 import { mailLink, mailView } from './mail.js';
 import { backupsView } from './backups.js';
+import { reactionsLink, reactionsView } from './reactions.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -80,6 +81,7 @@ function render() {
     case 'files': return parts[1] ? filesView(main, parts[1], heading) : location.replace('#/data');
     case 'mail': return parts[1] ? mailView(main, parts[1], heading) : location.replace('#/instances');
     case 'backups': return backupsView(main, heading);
+    case 'reactions': return parts[1] ? reactionsView(main, parts[1], heading) : location.replace('#/instances');
     case 'apps':
       if (parts[1] && parts[2]) return releaseView(parts[1], parts[2]);
       return appsView();
@@ -103,7 +105,7 @@ function heading(text) {
 function withTools(domain) {
   return (text) => {
     const h1 = heading(text);
-    main.append(h('p', { class: 'inline' }, playgroundLink(domain), hooksLink(domain), filesLink(domain), mailLink(domain)));
+    main.append(h('p', { class: 'inline' }, playgroundLink(domain), hooksLink(domain), filesLink(domain), mailLink(domain), reactionsLink(domain)));
     return h1;
   };
 }

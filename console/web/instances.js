@@ -9,6 +9,7 @@ import { playgroundLink } from './playground.js';
 import { hooksLink } from './functions.js';
 import { mailLink } from './mail.js';
 import { exportButton } from './backups.js';
+import { reactionsLink } from './reactions.js';
 
 export async function instancesView(main, heading) {
   heading('Instances');
@@ -78,7 +79,7 @@ function renderInstances(list, panel, instances, apps, refresh) {
         h('td', {}, new Date(inst.created).toLocaleString()),
         h('td', { class: 'inline' }, select, button),
         h('td', { class: 'inline' }, h('a', { href: `#/data/${encodeURIComponent(inst.domain)}`, 'aria-label': `Browse data of ${inst.domain}` }, 'Browse'),
-          playgroundLink(inst.domain), hooksLink(inst.domain), mailLink(inst.domain)),
+          playgroundLink(inst.domain), hooksLink(inst.domain), mailLink(inst.domain), reactionsLink(inst.domain)),
         h('td', {}, h('button', { type: 'button', 'aria-label': `Manage ${inst.domain}`, onclick: () => {
           replace(panel, managePanel(inst, refresh, panel));
           panel.querySelector('h2').focus();

@@ -335,13 +335,14 @@ func Start(t testing.TB, opts ...Option) *Env {
 		}
 		serverOpts = append(serverOpts, server.WithBackups(dir))
 	}
-	srv := server.New(o.cfg, o.logger, st, reg, engine, append(serverOpts, o.server...)...)
 	hcfg := hooks.Config{AllowPrivate: true}
 	if o.hooks != nil {
 		hcfg = *o.hooks
 	}
 	_, hcfg.Shared = st.(*mongo.Store)
 	deliveries := hooks.New(dataStore, reg, keys, hcfg, o.logger)
+	serverOpts = append(serverOpts, server.WithHookTester(deliveries))
+	srv := server.New(o.cfg, o.logger, st, reg, engine, append(serverOpts, o.server...)...)
 	reg.OnDelete(func(ctx context.Context, id string) error { return hooks.Forget(ctx, st, id) }) // as cmd/cored does
 	hooksCtx, stopHooks := context.WithCancel(context.Background())
 	delivered := make(chan struct{})
