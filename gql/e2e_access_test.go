@@ -34,12 +34,18 @@ func (c *client) books(titles ...string) []string {
 
 // titles returns the titles of every Book c may find, sorted, reading the
 // pages of n records one after another.
-func (c *client) titles(n int) []string {
+func (c *client) titles(n int) []string { return c.pagedTitles(bookTitles, "*", n) }
+
+// pagedTitles returns the titles of every record doc (a find taking $q,
+// $n and $after, selecting cursor, node { title } and hasNextPage) finds
+// with q, sorted, reading pages of n: each page before the last must be
+// full.
+func (c *client) pagedTitles(doc, q string, n int) []string {
 	c.t.Helper()
 	out := []string{}
 	var after any
 	for {
-		d := c.data(bookTitles, map[string]any{"q": "*", "n": n, "after": after})
+		d := c.data(doc, map[string]any{"q": q, "n": n, "after": after})
 		edges := path(d, "find", "edges").([]any)
 		for _, e := range edges {
 			out = append(out, path(e, "node", "title").(string))

@@ -3,7 +3,6 @@ package gql_test
 import (
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"testing"
 
@@ -81,27 +80,7 @@ func newTaskBoard(t *testing.T) *taskBoard {
 
 // taskTitles returns the titles of every Task c finds with q, reading
 // pages of n (each page before the last must be full).
-func (c *client) taskTitles(q string, n int) []string {
-	c.t.Helper()
-	out := []string{}
-	var after any
-	for {
-		d := c.data(taskTitles, map[string]any{"q": q, "n": n, "after": after})
-		edges := path(d, "find", "edges").([]any)
-		for _, e := range edges {
-			out = append(out, path(e, "node", "title").(string))
-		}
-		if path(d, "find", "pageInfo", "hasNextPage") != true {
-			break
-		}
-		if len(edges) != n {
-			c.t.Fatalf("a page before the last holds %d records, want %d (pages must be full)", len(edges), n)
-		}
-		after = path(edges[len(edges)-1], "cursor")
-	}
-	slices.Sort(out)
-	return out
-}
+func (c *client) taskTitles(q string, n int) []string { return c.pagedTitles(taskTitles, q, n) }
 
 // TestAccessRulesTaskBoard: bob creates tasks on alice's board (the create
 // rule holds through the board's team) and not on carol's; alice and the

@@ -3,8 +3,9 @@ package gql
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/graphql-go/graphql"
 
@@ -145,28 +146,10 @@ func arith(f *schema.Field, in map[string]any, path string) (store.Arith, error)
 				return a, errcode.New(errcode.BadRequest, "%s.%s: %v is not an Int (a whole number of 32 bits), as %s is", path, op, v, f.Name)
 			}
 			i := int64(n)
-			switch op {
-			case "div":
-				a.IDiv = &i
-			case "times":
-				a.ITimes = &i
-			case "minus":
-				a.IMinus = &i
-			case "plus":
-				a.IPlus = &i
-			}
+			*map[string]**int64{"div": &a.IDiv, "times": &a.ITimes, "minus": &a.IMinus, "plus": &a.IPlus}[op] = &i
 			continue
 		}
-		switch op {
-		case "div":
-			a.Div = &n
-		case "times":
-			a.Times = &n
-		case "minus":
-			a.Minus = &n
-		case "plus":
-			a.Plus = &n
-		}
+		*map[string]**float64{"div": &a.Div, "times": &a.Times, "minus": &a.Minus, "plus": &a.Plus}[op] = &n
 	}
 	if !given {
 		return a, errcode.New(errcode.BadRequest, "%s: no operation (div, times, minus or plus)", path)
@@ -184,61 +167,17 @@ func resolveMath(p graphql.ResolveParams) (any, error) {
 		return nil, err
 	}
 	values, _ := rawArg(p, "values").(map[string]any)
-	types := make([]string, 0, len(values))
-	for name := range values {
-		types = append(types, name)
-	}
-	sort.Strings(types)
 	var ops []store.Op
 	type target struct{ typ, id string }
 	var entries []target
-	for _, name := range types {
-		t, ok := c.schema.model.Type(name)
-		if !ok {
-			return nil, errcode.New(errcode.UnknownType, "unknown type %s", name)
-		}
-		list, isList := values[name].([]any)
-		if !isList {
-			list = []any{values[name]}
-		}
-		for i, e := range list {
-			path := fmt.Sprintf("%s[%d]", name, i)
-			obj, ok := e.(map[string]any)
-			if !ok || len(obj) == 0 {
-				return nil, errcode.New(errcode.BadRequest, "%s: expected an object of %s's numeric fields", path, name)
-			}
-			fields := make([]string, 0, len(obj))
-			for fname := range obj {
-				fields = append(fields, fname)
-			}
-			sort.Strings(fields)
-			entryID := ""
-			for _, fname := range fields {
-				fpath := path + "." + fname
-				f, ok := t.Field(fname)
-				if !ok || !mathField(t, f) {
-					return nil, errcode.New(errcode.BadRequest, "%s: %s.%s is not a numeric field math may change (a stored Int or Float, not a list nor @unique)", fpath, name, fname)
-				}
-				in, ok := obj[fname].(map[string]any)
-				if !ok {
-					return nil, errcode.New(errcode.BadRequest, "%s: expected {core: {id}, div, times, minus, plus}", fpath)
-				}
-				core, _ := in["core"].(map[string]any)
-				id, _ := core["id"].(string)
-				if id == "" {
-					return nil, errcode.New(errcode.BadRequest, "%s.core.id: required: math changes existing records", fpath)
-				}
-				a, err := arith(f, in, fpath)
-				if err != nil {
-					return nil, err
-				}
-				ops = append(ops, store.Op{Kind: store.OpMath, Type: name, ID: id, Now: c.now, Math: map[string]store.Arith{fname: a}})
-				if entryID == "" {
-					entryID = id
-				}
-			}
-			entries = append(entries, target{name, entryID})
-		}
+	err := eachEntry(c.schema.model, values, func(t *schema.Type, path string, e any) error {
+		more, id, err := mathEntry(c, t, path, e)
+		ops = append(ops, more...)
+		entries = append(entries, target{t.Name, id})
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(ops) > maxMathValues {
 		return nil, errcode.New(errcode.BadRequest, "math: at most %d fields per call, got %d", maxMathValues, len(ops))
@@ -261,6 +200,43 @@ func resolveMath(p graphql.ResolveParams) (any, error) {
 		out = append(out, &meta{rec: r, hideCreated: true})
 	}
 	return out, nil
+}
+
+// mathEntry reads one entry of math's values ({field: {core: {id}, div,
+// times, minus, plus}, …}) into its store operations, fields in name
+// order, and the id of its first.
+func mathEntry(c *call, t *schema.Type, path string, e any) ([]store.Op, string, error) {
+	obj, ok := e.(map[string]any)
+	if !ok || len(obj) == 0 {
+		return nil, "", errcode.New(errcode.BadRequest, "%s: expected an object of %s's numeric fields", path, t.Name)
+	}
+	var ops []store.Op
+	entryID := ""
+	for _, fname := range slices.Sorted(maps.Keys(obj)) {
+		fpath := path + "." + fname
+		f, ok := t.Field(fname)
+		if !ok || !mathField(t, f) {
+			return nil, "", errcode.New(errcode.BadRequest, "%s: %s.%s is not a numeric field math may change (a stored Int or Float, not a list nor @unique)", fpath, t.Name, fname)
+		}
+		in, ok := obj[fname].(map[string]any)
+		if !ok {
+			return nil, "", errcode.New(errcode.BadRequest, "%s: expected {core: {id}, div, times, minus, plus}", fpath)
+		}
+		core, _ := in["core"].(map[string]any)
+		id, _ := core["id"].(string)
+		if id == "" {
+			return nil, "", errcode.New(errcode.BadRequest, "%s.core.id: required: math changes existing records", fpath)
+		}
+		a, err := arith(f, in, fpath)
+		if err != nil {
+			return nil, "", err
+		}
+		ops = append(ops, store.Op{Kind: store.OpMath, Type: t.Name, ID: id, Now: c.now, Math: map[string]store.Arith{fname: a}})
+		if entryID == "" {
+			entryID = id
+		}
+	}
+	return ops, entryID, nil
 }
 
 // checkMathRights refuses math on a record that does not exist (or the

@@ -2,7 +2,9 @@ package gql
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/graphql-go/graphql"
@@ -18,6 +20,29 @@ import (
 	"github.com/corehq/core/store/arcql"
 )
 
+// eachEntry calls f with every entry of a union input ({Type: entry or
+// [entries]}) and its path ("Type[i]"), the types in name order so that
+// the writes (and any error) are the same for the same input; an unknown
+// type is refused.
+func eachEntry(m *schema.Model, values map[string]any, f func(t *schema.Type, path string, entry any) error) error {
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		t, ok := m.Type(name)
+		if !ok {
+			return errcode.New(errcode.UnknownType, "unknown type %s", name)
+		}
+		list, isList := values[name].([]any)
+		if !isList {
+			list = []any{values[name]}
+		}
+		for i, e := range list {
+			if err := f(t, fmt.Sprintf("%s[%d]", name, i), e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // resolveUpsert answers upsert: every record of the input, nested ones
 // included, is created or merged in one store write, so that a failure
 // anywhere leaves nothing half-written.
@@ -31,27 +56,11 @@ func resolveUpsert(p graphql.ResolveParams) (any, error) {
 		return out, err
 	}
 	u := newUpserter(c, p)
-	// Types in name order, so that the writes (and any error) are the same
-	// for the same input.
-	types := make([]string, 0, len(values))
-	for name := range values {
-		types = append(types, name)
-	}
-	sort.Strings(types)
-	for _, name := range types {
-		t, ok := c.schema.model.Type(name)
-		if !ok {
-			return nil, errcode.New(errcode.UnknownType, "unknown type %s", name)
-		}
-		list, isList := values[name].([]any)
-		if !isList {
-			list = []any{values[name]}
-		}
-		for i, in := range list {
-			if _, err := u.record(t, in, fmt.Sprintf("%s[%d]", name, i), true); err != nil {
-				return nil, err
-			}
-		}
+	if err := eachEntry(c.schema.model, values, func(t *schema.Type, path string, in any) error {
+		_, err := u.record(t, in, path, true)
+		return err
+	}); err != nil {
+		return nil, err
 	}
 	if err := u.checkRefs(p); err != nil {
 		return nil, err

@@ -10,7 +10,7 @@
 // archive) and imports that file into a new instance, copy.test. It waits
 // for elements and downloads, never for a fixed time, and prints "ok" at
 // the end.
-import { finish, launch, need } from './browser.mjs';
+import { finish, launch, need, signIn } from './browser.mjs';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -48,10 +48,7 @@ async function downloaded(click, wantName) {
 try {
   page = await (await browser.newContext({ acceptDownloads: true })).newPage();
   page.setDefaultTimeout(30000);
-  await page.goto(base + '/console/');
-  await page.getByLabel('Admin token').fill(adminToken);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Apps and releases', level: 1 }).waitFor();
+  await signIn(page, base, adminToken);
 
   // 1. Take a backup, see it listed, download it.
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Backups' }).click();

@@ -23,6 +23,15 @@ export function launch() {
   });
 }
 
+// signIn opens the console at base on page and signs in with the admin
+// token, returning once the first view is shown.
+export async function signIn(page, base, adminToken) {
+  await page.goto(base + '/console/');
+  await page.getByLabel('Admin token').fill(adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Apps and releases', level: 1 }).waitFor();
+}
+
 // waitFor polls cond until it holds; the bound is for a broken run, not
 // a timing assertion.
 export async function waitFor(cond, what) {

@@ -12,7 +12,7 @@
 // is the control: there its script runs and reports, so that silence
 // from the service's origin means the script was stopped. It waits for
 // events, never for a fixed time, and prints "ok" at the end.
-import { channel, launch, need, waitFor } from './browser.mjs';
+import { channel, launch, need, waitFor, signIn } from './browser.mjs';
 
 const base = need('CORE_URL');
 const adminToken = need('CORE_ADMIN_TOKEN');
@@ -52,10 +52,7 @@ try {
 
   // The operator's console tab holds the admin token.
   const tab = await context.newPage();
-  await tab.goto(base + '/console/');
-  await tab.getByLabel('Admin token').fill(adminToken);
-  await tab.getByRole('button', { name: 'Sign in' }).click();
-  await tab.getByRole('heading', { name: 'Apps and releases', level: 1 }).waitFor();
+  await signIn(tab, base, adminToken);
 
   // A page of another origin uploads both files with a browser form.
   const form = await context.newPage();

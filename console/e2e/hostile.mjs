@@ -13,7 +13,7 @@
 // attribute, a link off the console's routes, a payload's mark), and
 // every request and browser error is watched. It waits for elements and
 // text, never for a fixed time, and prints "ok" at the end.
-import { finish, launch, need } from './browser.mjs';
+import { finish, launch, need, signIn } from './browser.mjs';
 import { readFileSync } from 'node:fs';
 
 const base = need('CORE_URL');
@@ -79,10 +79,7 @@ try {
     for (const [f, n] of counts) failures.push(`${where}: ${f}${n > 1 ? ` (${n} times)` : ''}`);
   }
 
-  await tab.goto(base + '/console/');
-  await tab.getByLabel('Admin token').fill(adminToken);
-  await tab.getByRole('button', { name: 'Sign in' }).click();
-  await tab.getByRole('heading', { name: 'Apps and releases', level: 1 }).waitFor();
+  await signIn(tab, base, adminToken);
 
   // 1. The records table, all on one page.
   const enc = encodeURIComponent;

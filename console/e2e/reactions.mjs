@@ -8,7 +8,7 @@
 // delivery log, a test event sent and shown delivered; the schedule with
 // its last and next run. It waits for elements, never for a fixed time,
 // and prints "ok" at the end.
-import { finish, launch, need } from './browser.mjs';
+import { finish, launch, need, signIn } from './browser.mjs';
 
 const base = need('CORE_URL');
 const adminToken = need('CORE_ADMIN_TOKEN');
@@ -21,10 +21,7 @@ let page;
 try {
   page = await (await browser.newContext()).newPage();
   page.setDefaultTimeout(15000);
-  await page.goto(base + '/console/');
-  await page.getByLabel('Admin token').fill(adminToken);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Apps and releases', level: 1 }).waitFor();
+  await signIn(page, base, adminToken);
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Instances' }).click();
   await page.getByRole('link', { name: 'Reactions of react.test' }).click();
   await page.getByRole('heading', { name: 'Reactions of react.test', level: 1 }).waitFor();
