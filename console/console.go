@@ -31,11 +31,12 @@ var contentTypes = map[string]string{
 
 // policy keeps the page to its own origin: scripts (files only, no
 // inline script or handler), styles, images and API calls come from the
-// server that served it, nothing is framed and nothing is sent
+// server that served it (images also from blob: URLs the console makes
+// of files it fetched with a header), nothing is framed and nothing is sent
 // elsewhere. default-src 'none' already covers plugins, workers and
 // manifests; they are named to say the console uses none (it never
 // starts a worker, a service worker least of all).
-const policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+const policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
 	"connect-src 'self'; object-src 'none'; worker-src 'none'; manifest-src 'none'; " +
 	"form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 

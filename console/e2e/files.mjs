@@ -103,6 +103,10 @@ try {
   const img = tab.getByAltText('Preview of dot.png');
   await img.waitFor();
   await waitFor(() => img.evaluate((i) => i.complete && i.naturalWidth > 0), 'the preview to load');
+  // The instance's session is sent in a header, never put in a URL.
+  const src = await img.getAttribute('src');
+  expect(src.startsWith('blob:') && !src.includes('token'), `the preview's address is ${src}, want a blob: URL`);
+  expect(await tab.locator('a[href*="token="], img[src*="token="]').count() === 0, 'a link or image of the record carries a token in its URL');
   await tab.getByRole('link', { name: /Download dot\.png/ }).waitFor();
   console.log(`console: uploaded ${fileID} from a Note's form; its record shows the image and a download link`);
 
@@ -125,6 +129,7 @@ try {
   const thumb = tab.getByAltText('Thumbnail of dot.png');
   await waitFor(() => thumb.evaluate((i) => i.complete && i.naturalWidth > 0), 'the thumbnail to load');
   expect(await tab.getByAltText('Thumbnail of page.html').count() === 0, 'a page is shown a thumbnail');
+  expect(await tab.locator('a[href*="token="], img[src*="token="]').count() === 0, 'a link or image of the Files view carries a token in its URL');
   const [saved] = await Promise.all([tab.waitForEvent('download'), tab.getByRole('link', { name: 'Download dot.png' }).click()]);
   const savedBytes = await new Promise((resolve, reject) => {
     saved.createReadStream().then((st) => { const parts = []; st.on('data', (c) => parts.push(c)); st.on('end', () => resolve(Buffer.concat(parts))); st.on('error', reject); }, reject);

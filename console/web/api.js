@@ -104,6 +104,31 @@ export async function graphql(domain, token, query, variables = {}) {
   return a.result || send(a.token);
 }
 
+// fileBlob fetches a File's content at path (its url.path; thumb, when
+// given, a thumbnail size) with token (an instanceAuth) in the
+// authorization header, never in the URL: {ok, blob, message}.
+export async function fileBlob(token, path, thumb) {
+  const url = new URL('..' + path, location.href);
+  if (thumb) url.searchParams.set('thumb', thumb);
+  const send = async (t) => {
+    try {
+      return await fetch(url, { headers: { authorization: t || '' }, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer' });
+    } catch (e) {
+      return { ok: false, status: 0, statusText: 'the server cannot be reached (' + e.message + ')' };
+    }
+  };
+  let a = await token();
+  if (a.result) return { ok: false, message: describe(a.result) };
+  let res = await send(a.token);
+  if (res.status === 401) {
+    a = await token(true);
+    if (a.result) return { ok: false, message: describe(a.result) };
+    res = await send(a.token);
+  }
+  if (!res.ok) return { ok: false, message: `${res.status} ${res.statusText}`.trim() };
+  return { ok: true, blob: await res.blob() };
+}
+
 // tokenOf answers the token string of an instanceAuth (for a URL that
 // cannot carry a header); a string is answered as it is.
 export async function tokenOf(token) {

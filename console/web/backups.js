@@ -6,7 +6,7 @@
 // export and /import) with the admin token, in a header: a download is
 // fetched and handed to the browser as a blob, never a URL with the token.
 import { admin, describe, session } from './api.js';
-import { alert, field, h, replace, report, size, status } from './dom.js';
+import { alert, field, h, replace, report, saveBlob, size, status } from './dom.js';
 
 export async function backupsView(main, heading) {
   heading('Backups');
@@ -131,12 +131,7 @@ function downloadButton(path, name, label, err) {
     b.disabled = false;
     b.removeAttribute('aria-busy');
     if (!r.ok) { report(err, `${label}: ${r.message}`, true); return; }
-    const url = URL.createObjectURL(r.blob);
-    const a = h('a', { href: url, download: name, hidden: true });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    saveBlob(r.blob, name);
   } }, label.split(' ')[0]);
   return b;
 }

@@ -62,3 +62,13 @@ export function size(n) {
   for (; v >= 1024 && i < units.length - 1; i++) v /= 1024;
   return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }
+
+// saveBlob hands blob to the browser as a download named name.
+export function saveBlob(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = h('a', { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}

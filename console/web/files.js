@@ -3,9 +3,9 @@
 // download link, a page at a time. It reads through the instance's own
 // API with the instance's admin session (api.js instanceAuth), under the
 // rules of every record.
-import { describe, graphql, instanceAuth, tokenOf } from './api.js';
+import { describe, graphql, instanceAuth } from './api.js';
 import { alert, h, replace, report, size } from './dom.js';
-import { fileURL, isImage, recordHref } from './record.js';
+import { fileDownload, fileImage, isImage, recordHref } from './record.js';
 
 // filesLink is the "Files" control of the views that show an instance.
 export function filesLink(domain) {
@@ -40,7 +40,6 @@ export function filesView(main, domain, heading) {
     table.removeAttribute('aria-busy');
     if (!r.ok) { replace(table); report(err, describe(r), true); return; }
     const conn = r.body.data.find;
-    const fileToken = await tokenOf(token);
     if (conn.pageInfo.hasNextPage) {
       next.disabled = false;
       next.addEventListener('click', () => { stack.push(after); after = conn.pageInfo.endCursor; load(); });
@@ -50,19 +49,18 @@ export function filesView(main, domain, heading) {
       h('thead', {}, h('tr', {}, ['Preview', 'Name', 'Type', 'Size', 'Owner', 'Uploaded', 'Download'].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, conn.edges.length === 0
         ? h('tr', {}, h('td', { colspan: 7 }, 'No files yet.'))
-        : conn.edges.map(({ node }) => row(domain, fileToken, node)))));
+        : conn.edges.map(({ node }) => row(domain, token, node)))));
   }
   load();
 }
 
 function row(domain, token, node) {
-  const url = fileURL(node, token);
   return h('tr', {},
-    h('td', {}, isImage(node) ? h('img', { src: `${url}&thumb=100x100`, alt: `Thumbnail of ${node.name}`, width: 50, height: 50, loading: 'lazy' }) : '—'),
+    h('td', {}, isImage(node) ? fileImage(node, token, '100x100', { alt: `Thumbnail of ${node.name}`, width: 50, height: 50 }) : '—'),
     h('th', { scope: 'row' }, h('a', { href: recordHref(domain, 'File', node.core.id) }, node.name)),
     h('td', { class: 'code' }, node.type),
     h('td', { class: 'nowrap' }, size(node.size)),
     h('td', { class: 'code' }, node.core.createdBy || '—'),
     h('td', { class: 'nowrap' }, node.core.created || '—'),
-    h('td', {}, h('a', { href: url, download: node.name, 'aria-label': `Download ${node.name}` }, 'Download')));
+    h('td', {}, fileDownload(node, token, 'Download', { 'aria-label': `Download ${node.name}` })));
 }

@@ -5,8 +5,8 @@
 // fields get typed controls; a reference is the referenced record's id
 // with a link to it; a list of references is a list of links, each with a
 // Remove button, and a field to add an id.
-import { admin, describe, graphql, tokenOf } from './api.js';
-import { alert, field, h, replace, report, status } from './dom.js';
+import { admin, describe, fileBlob, graphql, tokenOf } from './api.js';
+import { alert, field, h, replace, report, saveBlob, status } from './dom.js';
 import { RULE_OPS, accessRules, byID, columns, quote } from './model.js';
 
 // recordHref is the hash route of one record in the data browser.
@@ -44,7 +44,7 @@ export async function recordView(el, domain, token, s, type, id) {
     showFacts();
   });
   // A File is made by uploads: it is shown, not edited.
-  const shown = type === 'File' ? filePreview(node, await tokenOf(token)) : form;
+  const shown = type === 'File' ? filePreview(node, token) : form;
   const access = h('section', { class: 'card', 'aria-label': `Access to ${type} ${id}` }, h('h3', {}, 'Who may see it'), loading());
   replace(el, h('h2', {}, `${type} ${id}`), back, facts, access, shown, actions(domain, token, type, node, showFacts, el, back));
   accessView(access, domain, token, type, node, names);
@@ -413,18 +413,39 @@ function uploadInput(domain, token, name, done) {
   return h('div', {}, input, err);
 }
 
-// filePreview shows a File: an image's picture, and a link to its
-// content (the token in ?token=, as an <img> cannot send a header).
+// filePreview shows a File: an image's picture, and a link that
+// downloads its content.
 export function filePreview(node, token) {
-  const url = fileURL(node, token);
   return h('div', { class: 'card' }, h('h3', {}, node.name || 'File'),
-    isImage(node) ? h('img', { src: `${url}&thumb=300x300f`, alt: `Preview of ${node.name}` }) : null,
-    h('p', {}, h('a', { href: url, download: node.name }, `Download ${node.name} (${node.size} bytes, ${node.type})`)));
+    isImage(node) ? fileImage(node, token, '300x300f', { alt: `Preview of ${node.name}` }) : null,
+    h('p', {}, fileDownload(node, token, `Download ${node.name} (${node.size} bytes, ${node.type})`)));
 }
 
-// fileURL is a File's download address, the token in ?token=.
-export function fileURL(node, token) {
-  return `${new URL('..' + node.url.path, location.href)}?token=${encodeURIComponent(token || '')}`;
+// fileImage is an <img> of a File's picture (thumb: a thumbnail size),
+// fetched with token (an instanceAuth) in a header and shown from a blob:
+// URL: the instance's session is never in a URL (an <img src> cannot send
+// a header).
+export function fileImage(node, token, thumb, attrs) {
+  const img = h('img', attrs);
+  fileBlob(token, node.url.path, thumb).then((r) => {
+    if (r.ok) img.src = URL.createObjectURL(r.blob);
+    else img.title = `Not shown: ${r.message}`;
+  });
+  return img;
+}
+
+// fileDownload is a link that fetches a File's content the same way and
+// saves it under the File's name.
+export function fileDownload(node, token, text, attrs = {}) {
+  const a = h('a', { ...attrs, href: '#', onclick: async (ev) => {
+    ev.preventDefault();
+    a.setAttribute('aria-busy', 'true');
+    const r = await fileBlob(token, node.url.path);
+    a.removeAttribute('aria-busy');
+    if (r.ok) saveBlob(r.blob, node.name || 'file');
+    else a.title = `Not downloaded: ${r.message}`;
+  } }, text);
+  return a;
 }
 
 // isImage: the service makes thumbnails of the File's type.
