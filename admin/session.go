@@ -44,7 +44,7 @@ func (s *Sessions) issue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	token, claims := s.accounts.Sessions.IssueAdmin(inst.ID, inst.AdminAccountID, s.accounts.Now())
+	token, claims := s.accounts.Sessions.IssueAdmin(auth.Instance{ID: inst.ID, AdminAccountID: inst.AdminAccountID, TokenHash: inst.TokenHash}, s.accounts.Now())
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusCreated, sessionView{Domain: inst.Domain, Token: token, Expires: time.UnixMicro(claims.ExpiresMicros).UTC()})
 }

@@ -111,4 +111,15 @@ func TestAdminSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused("once its key is retired", "a.test", token)
+
+	// Rotating the instance token ends the admin sessions issued before.
+	token, _ = session()
+	if status, body := env.Admin(http.MethodPost, "/instances/a.test/token", nil); status != 200 || body["token"] == nil {
+		t.Fatalf("rotating a.test's token: %d %s", status, dump(body))
+	}
+	refused("once the instance token is rotated", "a.test", token)
+	token, _ = session()
+	if status, body := env.GraphQL("a.test", token, read, nil); status != 200 || body["errors"] != nil {
+		t.Fatalf("a new session after the rotation: %d %s", status, dump(body))
+	}
 }

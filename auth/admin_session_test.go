@@ -14,7 +14,8 @@ import (
 // TestAdminSession: an admin session acts as the instance token on its own
 // instance, and is refused on another instance, for another account, with
 // an ordinary session's place taken (an ordinary session of the admin
-// account stays a User), after its 15 minutes, and once its key is retired.
+// account stays a User), after its 15 minutes, once its key is retired,
+// and once the instance token is rotated.
 func TestAdminSession(t *testing.T) {
 	t.Parallel()
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "b.db"), bolt.DefaultConfig())
@@ -41,7 +42,7 @@ func TestAdminSession(t *testing.T) {
 	inst1 := Instance{ID: "inst1", AdminAccountID: "admin1", TokenHash: HashToken("instance token of inst1")}
 	inst2 := Instance{ID: "inst2", AdminAccountID: "admin2"}
 
-	token, c := a.Sessions.IssueAdmin("inst1", "admin1", a.Now())
+	token, c := a.Sessions.IssueAdmin(inst1, a.Now())
 	if !c.Admin || time.Duration(c.ExpiresMicros-c.IssuedMicros)*time.Microsecond != AdminSessionLifetime || AdminSessionLifetime != 15*time.Minute {
 		t.Fatalf("claims %+v: want an admin session of 15 minutes", c)
 	}
@@ -53,7 +54,7 @@ func TestAdminSession(t *testing.T) {
 		t.Errorf("on another instance: accepted as %+v", p)
 	}
 	// Signed for inst1 but naming an account that is not its admin.
-	forged, _ := a.Sessions.IssueAdmin("inst1", "user1", a.Now())
+	forged, _ := a.Sessions.IssueAdmin(Instance{ID: "inst1", AdminAccountID: "user1", TokenHash: inst1.TokenHash}, a.Now())
 	if p, err := a.Authenticate(ctx, st, inst1, forged); err == nil {
 		t.Errorf("an admin session of an account that is not the instance's admin: accepted as %+v", p)
 	}
@@ -74,7 +75,7 @@ func TestAdminSession(t *testing.T) {
 	}
 
 	// A fresh one ends when its key is retired.
-	fresh, _ := a.Sessions.IssueAdmin("inst1", "admin1", a.Now())
+	fresh, _ := a.Sessions.IssueAdmin(inst1, a.Now())
 	r2, _, _ := r1.Rotate()
 	if err := keyring.WriteFile(file, r2); err != nil {
 		t.Fatal(err)
@@ -94,5 +95,18 @@ func TestAdminSession(t *testing.T) {
 	}
 	if p, err := a.Authenticate(ctx, st, inst1, fresh); err == nil {
 		t.Errorf("after its key is retired: accepted as %+v", p)
+	}
+
+	// One ends when the instance token is rotated (a session issued under
+	// the new token works).
+	before, _ := a.Sessions.IssueAdmin(inst1, a.Now())
+	rotated := inst1
+	rotated.TokenHash = HashToken("the rotated token of inst1")
+	if p, err := a.Authenticate(ctx, st, rotated, before); err == nil {
+		t.Errorf("after the instance token was rotated: accepted as %+v", p)
+	}
+	after, _ := a.Sessions.IssueAdmin(rotated, a.Now())
+	if p, err := a.Authenticate(ctx, st, rotated, after); err != nil || p.Kind != InstanceAdmin {
+		t.Errorf("issued under the rotated token: %+v %v", p, err)
 	}
 }

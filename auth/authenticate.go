@@ -55,9 +55,10 @@ func (a *Accounts) Authenticate(ctx context.Context, st store.Store, inst Instan
 		}
 		if claims.Admin {
 			// An admin session (the console's) acts as the instance token,
-			// for the instance's admin account only; it has no idle expiry
-			// (it lasts minutes).
-			if claims.Account != inst.AdminAccountID {
+			// for the instance's admin account only, while that token is the
+			// one it was issued under; it has no idle expiry (it lasts
+			// minutes).
+			if claims.Account != inst.AdminAccountID || claims.TokenTag != tokenTag(inst.TokenHash) {
 				return Principal{}, errcode.New(errcode.Unauthenticated, "invalid or expired session token")
 			}
 			return Principal{Kind: InstanceAdmin, AccountID: claims.Account}, nil

@@ -75,8 +75,18 @@ type Claims struct {
 	IssuedMicros  int64 `json:"t"`
 	ExpiresMicros int64 `json:"e"`
 	// Admin marks a console session (IssueAdmin): it acts as the instance
-	// token, for the instance's admin account only.
-	Admin bool `json:"adm,omitempty"`
+	// token, for the instance's admin account only, while the instance
+	// token it was issued under (TokenTag) is the instance's.
+	Admin    bool   `json:"adm,omitempty"`
+	TokenTag string `json:"tt,omitempty"`
+}
+
+// tokenTag names an instance token in an admin session without saying
+// anything of the token: a rotation of the token changes it, which ends
+// the admin sessions issued before.
+func tokenTag(hash [32]byte) string {
+	t := sha256.Sum256(append([]byte("core admin session\x00"), hash[:]...))
+	return base64.RawURLEncoding.EncodeToString(t[:12])
 }
 
 // ErrBadSession is returned for a token that is malformed, forged, from
@@ -107,7 +117,7 @@ const AdminSessionLifetime = 15 * time.Minute
 // Issue returns a new session token for an account of an instance, signed
 // with the active key.
 func (s *Sessions) Issue(inst, account string, now time.Time, lifetime time.Duration) (string, Claims) {
-	return s.issue(inst, account, now, lifetime, false)
+	return s.issue(inst, account, now, lifetime, "")
 }
 
 // IssueAdmin returns a new admin session of an instance: a token that acts
@@ -116,12 +126,14 @@ func (s *Sessions) Issue(inst, account string, now time.Time, lifetime time.Dura
 // AdminSessionLifetime. It is what the admin API gives the console, which
 // then needs no instance token. It is signed and checked as every session
 // token is (another instance, expiry, a retired key refuse it) and is
-// never stored.
-func (s *Sessions) IssueAdmin(inst, adminAccount string, now time.Time) (string, Claims) {
-	return s.issue(inst, adminAccount, now, AdminSessionLifetime, true)
+// never stored. It ends, too, when the instance's token is rotated.
+func (s *Sessions) IssueAdmin(inst Instance, now time.Time) (string, Claims) {
+	return s.issue(inst.ID, inst.AdminAccountID, now, AdminSessionLifetime, tokenTag(inst.TokenHash))
 }
 
-func (s *Sessions) issue(inst, account string, now time.Time, lifetime time.Duration, admin bool) (string, Claims) {
+// issue signs a session; adminTag, when set, makes it an admin session
+// bound to the instance token it names.
+func (s *Sessions) issue(inst, account string, now time.Time, lifetime time.Duration, adminTag string) (string, Claims) {
 	var sid [16]byte // 128 random bits, beside the signature
 	if _, err := rand.Read(sid[:]); err != nil {
 		panic("auth: crypto/rand failed: " + err.Error())
@@ -132,7 +144,8 @@ func (s *Sessions) issue(inst, account string, now time.Time, lifetime time.Dura
 		Session:       base64.RawURLEncoding.EncodeToString(sid[:]),
 		IssuedMicros:  now.UnixMicro(),
 		ExpiresMicros: now.Add(lifetime).UnixMicro(),
-		Admin:         admin,
+		Admin:         adminTag != "",
+		TokenTag:      adminTag,
 	}
 	d := s.current()
 	kid := d.ring.Active()
