@@ -344,6 +344,7 @@ async function instanceSteps(oldToken) {
   await checkNamed('an instance\'s settings');
   await fitsPhone('settings-phone');
   await settings.getByLabel('Anonymous requests').check();
+  await settings.getByLabel('username', { exact: true }).check();
   await settings.getByLabel('CORS origins').fill('https://shop.example.com');
   await settings.getByLabel('Env name').fill('PAYMENT_KEY');
   await settings.getByLabel('Env value').fill('very-secret-value');
@@ -354,7 +355,8 @@ async function instanceSteps(oldToken) {
   expect(!(await page.content()).includes('very-secret-value'), 'an env value is in the page');
   const inst = await adminCall('GET', '/instances/shop.local');
   expect(inst.anonymousRequests === true && inst.cors.allowedOrigins[0] === 'https://shop.example.com'
-    && inst.env.PAYMENT_KEY === 'very-secret-value', `the settings were not saved: ${JSON.stringify(inst)}`);
+    && inst.env.PAYMENT_KEY === 'very-secret-value' && JSON.stringify(inst.accountFields) === '["username"]',
+  `the settings were not saved: ${JSON.stringify(inst)}`);
   await shot('settings-saved');
 
   // Rotate the token: shown once, with a copy button; the old one stops.

@@ -145,12 +145,17 @@ function managePanel(inst, refresh, panel) {
 }
 
 // settingsForm edits the settings the console shows: anonymous requests
-// and registration, CORS origins, and env (names only: values are never
+// and registration, the Account fields every account reads, CORS
+// origins, and env (names only: values are never
 // shown; a new value is typed in a password field).
 function settingsForm(inst) {
   const d = inst.domain;
   const anonReq = h('input', { type: 'checkbox', checked: !!inst.anonymousRequests });
   const anonReg = h('input', { type: 'checkbox', checked: !!inst.anonymousRegistration });
+  // The Account fields every account of the instance may read
+  // (accountFields: the server accepts only these three).
+  const shared = new Set(inst.accountFields || []);
+  const accountFields = ['username', 'enabled', 'verified'].map((f) => [f, h('input', { type: 'checkbox', checked: shared.has(f) })]);
   const origins = h('textarea', { rows: 3, spellcheck: 'false', class: 'code' });
   origins.value = ((inst.cors && inst.cors.allowedOrigins) || []).join('\n');
   const env = { ...(inst.env || {}) };
@@ -185,6 +190,7 @@ function settingsForm(inst) {
       anonymousRequests: anonReq.checked,
       anonymousRegistration: anonReg.checked,
       cors: { allowedOrigins: origins.value.split(/\s+/).filter(Boolean) },
+      accountFields: accountFields.filter(([, box]) => box.checked).map(([f]) => f),
       env,
     });
     save.disabled = false;
@@ -197,6 +203,9 @@ function settingsForm(inst) {
     h('small', {}, 'Calls without a token reach what access rights grant to anonymous (webhooks need it).')),
   h('div', { class: 'field check' }, h('label', {}, anonReg, ' Anonymous registration'),
     h('small', {}, 'Anonymous callers may create accounts.')),
+  h('fieldset', {}, h('legend', {}, 'Account fields every account reads'),
+    accountFields.map(([f, box]) => h('label', { class: 'inline' }, box, ' ' + f)),
+    h('small', {}, 'Readable by every account of the instance without a grant (e.g. a task\'s assignee { username }).')),
   field('CORS origins', origins, 'One a line, each as a browser sends it (scheme, host and port, no path), or * for every origin.'),
   h('fieldset', { class: 'reflist' }, h('legend', {}, 'Env (names; values hidden)'), envList,
     h('div', { class: 'inline' }, field('Env name', envName), field('Env value', envValue),
