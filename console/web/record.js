@@ -342,7 +342,7 @@ function scalarList(col, value) {
 function refOne(domain, col, value, token) {
   const input = h('input', { name: col.name, autocomplete: 'off', spellcheck: 'false', class: 'code' });
   input.value = (value && value.core && value.core.id) || '';
-  const link = h('span');
+  const link = h('span', { class: 'reflink' });
   const showLink = () => {
     const id = input.value.trim();
     replace(link, id ? h('a', { href: recordHref(domain, col.ref, id) }, `Open ${col.ref} ${id}`) : '');
