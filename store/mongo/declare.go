@@ -113,7 +113,9 @@ func (s *Store) loadTypes(ctx context.Context, inst string) (map[string]*typeSta
 // the values of fields that became unique over the records already stored
 // (duplicates fail the Declare with a *store.FieldError wrapping
 // store.ErrUnique, and the field stays not unique), and frees the claims of
-// fields no longer unique. Records of types no longer declared stay.
+// fields no longer unique. Records of types no longer declared stay. The
+// first Declare of an instance new to the database reads no records: it
+// has none (fresh).
 func (s *Store) Declare(ctx context.Context, inst string, types []store.TypeSpec) error {
 	if err := checkName("instance", inst); err != nil {
 		return err
@@ -140,7 +142,14 @@ func (s *Store) Declare(ctx context.Context, inst string, types []store.TypeSpec
 	if err != nil {
 		return err
 	}
+	fresh, err := s.fresh(ctx, inst, old)
+	if err != nil {
+		return err
+	}
 	for _, name := range slices.Sorted(maps.Keys(want)) {
+		if fresh {
+			break // no record holds a value to claim
+		}
 		t := want[name]
 		prev := old[name]
 		if prev == nil {
@@ -190,8 +199,29 @@ func (s *Store) Declare(ctx context.Context, inst string, types []store.TypeSpec
 	s.mu.Lock()
 	s.declared[inst] = want
 	s.mu.Unlock()
+	if fresh {
+		return s.storeCount(ctx, inst, store.Usage{})
+	}
 	// An instance stored before usage was kept is counted now, once.
 	return s.ensureUsage(ctx, inst)
+}
+
+// fresh reports whether an instance whose declared types are old is new
+// to the database: nothing declared and no usage document. Every Declare,
+// Load and Write leaves a usage document, and every instance stored
+// before usage was kept has declared types, so a fresh instance holds no
+// record and its Declare has nothing to claim or count. Those are queries
+// over the records collection, which every instance shares: MongoDB
+// answers them from the {i, t, id} index, but a server that scans for
+// them (FerretDB over SQLite pushes down only an _id equality) would read
+// every other instance's records first, so that creating an instance
+// next to a large one would outlast Config.OpTimeout.
+func (s *Store) fresh(ctx context.Context, inst string, old map[string]*typeState) (bool, error) {
+	if len(old) > 0 {
+		return false, nil
+	}
+	d, err := s.readUsage(ctx, inst)
+	return err == nil && d.ID == "", err
 }
 
 // claimExisting claims the values that the stored records of a type hold

@@ -47,6 +47,7 @@ const (
 
 // usageDoc is a usage document as read.
 type usageDoc struct {
+	ID       string           `bson:"_id"` // empty when the instance has no usage document
 	Records  *int64           `bson:"r"`
 	Bytes    int64            `bson:"s"`
 	Counters map[string]int64 `bson:"n"`
@@ -186,31 +187,43 @@ func (s *Store) ensureUsage(ctx context.Context, inst string) error {
 	if err != nil {
 		return err
 	}
-	if d.Records == nil {
-		u, err := s.countUsage(ctx, inst)
-		if err != nil {
-			return err
-		}
-		unlock, err := s.lockUsage(ctx, inst)
-		if err != nil {
-			return err
-		}
-		octx, cancel := s.op(ctx)
-		_, err = s.usage.UpdateOne(octx,
-			bson.D{{Key: "_id", Value: inst}, {Key: uRecords, Value: bson.D{{Key: "$exists", Value: false}}}},
-			bson.D{{Key: "$set", Value: bson.D{{Key: uRecords, Value: u.Records}, {Key: uBytes, Value: u.StorageBytes}}}},
-			options.UpdateOne().SetUpsert(true))
-		cancel()
-		unlock()
-		// A duplicate key: another process stored its count first.
-		if err != nil && !mongo.IsDuplicateKeyError(err) {
-			return s.fail(ctx, "storing usage", err)
-		}
+	if d.Records != nil {
+		s.markCounted(inst)
+		return nil
 	}
+	u, err := s.countUsage(ctx, inst)
+	if err != nil {
+		return err
+	}
+	return s.storeCount(ctx, inst, u)
+}
+
+// storeCount stores the count of an instance's records, unless a count is
+// stored already, and notes that the instance is counted.
+func (s *Store) storeCount(ctx context.Context, inst string, u store.Usage) error {
+	unlock, err := s.lockUsage(ctx, inst)
+	if err != nil {
+		return err
+	}
+	octx, cancel := s.op(ctx)
+	_, err = s.usage.UpdateOne(octx,
+		bson.D{{Key: "_id", Value: inst}, {Key: uRecords, Value: bson.D{{Key: "$exists", Value: false}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: uRecords, Value: u.Records}, {Key: uBytes, Value: u.StorageBytes}}}},
+		options.UpdateOne().SetUpsert(true))
+	cancel()
+	unlock()
+	// A duplicate key: another process stored its count first.
+	if err != nil && !mongo.IsDuplicateKeyError(err) {
+		return s.fail(ctx, "storing usage", err)
+	}
+	s.markCounted(inst)
+	return nil
+}
+
+func (s *Store) markCounted(inst string) {
 	s.mu.Lock()
 	s.counted[inst] = true
 	s.mu.Unlock()
-	return nil
 }
 
 // countUsage counts an instance's records and their size: one scan.
