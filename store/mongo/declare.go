@@ -313,10 +313,8 @@ func (s *Store) DropInstance(ctx context.Context, inst string) error {
 	if err := checkName("instance", inst); err != nil {
 		return err
 	}
-	octx, cancel := s.op(ctx)
-	defer cancel()
 	for _, c := range []*mongo.Collection{s.records, s.uniques, s.types} {
-		if _, err := c.DeleteMany(octx, bson.D{{Key: fInst, Value: inst}}); err != nil {
+		if err := s.deleteAll(ctx, c, bson.D{{Key: fInst, Value: inst}}); err != nil {
 			return s.fail(ctx, "dropping instance", err)
 		}
 	}
@@ -325,6 +323,8 @@ func (s *Store) DropInstance(ctx context.Context, inst string) error {
 	}
 	// The usage last: a write that lands meanwhile counts from nothing
 	// again, as its records do.
+	octx, cancel := s.op(ctx)
+	defer cancel()
 	if _, err := s.usage.DeleteOne(octx, bson.D{{Key: "_id", Value: inst}}); err != nil {
 		return s.fail(ctx, "dropping instance", err)
 	}
@@ -333,4 +333,41 @@ func (s *Store) DropInstance(ctx context.Context, inst string) error {
 	delete(s.counted, inst)
 	s.mu.Unlock()
 	return nil
+}
+
+// dropBatch is how many documents one step of deleteAll removes.
+const dropBatch = 5000
+
+// deleteAll deletes the documents of c that filter matches, dropBatch at
+// a time, each step (a find of their _ids, a deleteMany of those) one
+// operation within Config.OpTimeout: one deleteMany of a large
+// instance's million records would outlast it and fail half way.
+func (s *Store) deleteAll(ctx context.Context, c *mongo.Collection, filter bson.D) error {
+	for {
+		n, err := s.deleteSome(ctx, c, filter)
+		if err != nil || n < dropBatch {
+			return err
+		}
+	}
+}
+
+// deleteSome is one step of deleteAll: how many it deleted.
+func (s *Store) deleteSome(ctx context.Context, c *mongo.Collection, filter bson.D) (int, error) {
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	cur, err := c.Find(octx, filter, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}).SetLimit(dropBatch))
+	if err != nil {
+		return 0, err
+	}
+	var ids bson.A
+	for cur.Next(octx) {
+		ids = append(ids, cur.Current.Lookup("_id"))
+	}
+	err = cur.Err()
+	_ = cur.Close(context.WithoutCancel(octx))
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	_, err = c.DeleteMany(octx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	return len(ids), err
 }

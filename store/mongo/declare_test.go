@@ -3,6 +3,7 @@ package mongo_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -114,5 +115,64 @@ func TestDeclareNewInstanceReadsNoRecords(t *testing.T) {
 		if u, err := st.Usage(ctx, inst); err != nil || u.Records != 2 {
 			t.Errorf("%s: usage %+v, %v; want 2 records", inst, u, err)
 		}
+	}
+}
+
+// TestDropLargeInstance: an instance of more records than one step of a
+// drop deletes is dropped whole, step by step (the deletes the client
+// sends each name at most a step's records), and another instance's
+// records stay.
+func TestDropLargeInstance(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	deletes := 0
+	mon := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		if coll, ok := e.Command.Lookup("delete").StringValueOK(); ok && coll == "records" {
+			mu.Lock()
+			deletes++
+			mu.Unlock()
+		}
+	}}
+	st := mongotest.Open(t, mongo.WithCommandMonitor(mon))
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	for _, inst := range []string{"large", "other"} {
+		if err := st.Declare(ctx, inst, []store.TypeSpec{{Name: "Book"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 2*mongo.DropBatch + 7
+	var batch []*store.Record
+	for i := range n {
+		batch = append(batch, &store.Record{Type: "Book", ID: fmt.Sprintf("b%06d", i), Created: now, Updated: now, Fields: map[string]any{"n": int64(i)}})
+		if len(batch) == 2000 || i == n-1 {
+			if err := st.Load(ctx, "large", batch); err != nil {
+				t.Fatal(err)
+			}
+			batch = nil
+		}
+	}
+	if err := st.Load(ctx, "other", []*store.Record{{Type: "Book", ID: "kept", Created: now, Updated: now, Fields: map[string]any{"n": int64(1)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DropInstance(ctx, "large"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Get(ctx, "large", "Book", "b000000"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a record of the dropped instance: %v, want not found", err)
+	}
+	if _, err := st.Get(ctx, "large", "Book", fmt.Sprintf("b%06d", n-1)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the last record of the dropped instance: %v, want not found", err)
+	}
+	if u, err := st.Usage(ctx, "large"); err != nil || u.Records != 0 {
+		t.Errorf("the dropped instance's usage: %+v %v, want no records", u, err)
+	}
+	if _, err := st.Get(ctx, "other", "Book", "kept"); err != nil {
+		t.Errorf("the other instance's record: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if deletes < 3 {
+		t.Errorf("the drop sent %d deletes of records, want one a step (at least 3 for %d records)", deletes, n)
 	}
 }

@@ -32,3 +32,6 @@ func (s *Store) ForgetUsage(ctx context.Context, inst string) error {
 func WithCommandMonitor(m *event.CommandMonitor) func(*Config) {
 	return func(c *Config) { c.monitor = m }
 }
+
+// DropBatch is how many documents one step of a drop deletes.
+const DropBatch = dropBatch
