@@ -1,0 +1,151 @@
+package gql_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/tenant"
+)
+
+// interfacesSDL declares an interface two record types implement, one no
+// type implements (as Hypi's example apps declare one), and a type that
+// implements none.
+const interfacesSDL = `
+interface Item {
+  core: Core
+  name: String!
+  price: Float
+}
+
+interface Unused {
+  title: String!
+}
+
+type Product implements Item {
+  core: Core
+  name: String!
+  price: Float
+  sku: String @unique
+}
+
+type Service implements Item {
+  name: String!
+  price: Float
+  hours: Int
+}
+
+type Note {
+  name: String
+}
+`
+
+// TestInterfaces publishes a schema with interfaces and reads through them
+// (on both stores, as every server test here): find(type: Item) answers the
+// records of both implementations the ArcQL filter (on the interface's
+// fields) matches, in its order, for the instance token and for a session
+// (which sees its own records only); get(type: Item) finds a record of
+// either type; inline fragments on the interface and on the concrete types
+// select their fields; introspection lists the interface with its possible
+// types; a filter naming a field the interface lacks, paging past the
+// first page, and delete, trash, link and deleteScalars of an interface
+// are refused with messages saying why, changing nothing.
+func TestInterfaces(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	env.PutRelease("shop", "v1", interfacesSDL)
+	c := &client{t: t, env: env, domain: "shop.test"}
+	c.token = env.CreateInstance(c.domain, "shop", "v1", tenant.Settings{})
+	c.data(upsertDoc, map[string]any{"v": map[string]any{
+		"Product": []any{
+			map[string]any{"core": map[string]any{"id": "p1"}, "name": "lamp", "price": 30.0, "sku": "L-1"},
+			map[string]any{"core": map[string]any{"id": "p2"}, "name": "desk", "price": 120.0, "sku": "D-1"},
+		},
+		"Service": []any{
+			map[string]any{"core": map[string]any{"id": "s1"}, "name": "assembly", "price": 45.0, "hours": 2},
+		},
+		"Note": []any{map[string]any{"core": map[string]any{"id": "n1"}, "name": "lamp"}},
+	}})
+
+	const findItems = `query($q: String!, $first: Int) { find(type: Item, arcql: $q, first: $first) {
+	  edges { node { __typename ... on Item { core { id } name price } ... on Product { sku } ... on Service { hours } } }
+	  pageInfo { hasNextPage }
+	} }`
+	got := c.data(findItems, map[string]any{"q": "price > 40 SORT price DESC"})
+	want := []any{
+		map[string]any{"node": map[string]any{"__typename": "Product", "core": map[string]any{"id": "p2"}, "name": "desk", "price": 120.0, "sku": "D-1"}},
+		map[string]any{"node": map[string]any{"__typename": "Service", "core": map[string]any{"id": "s1"}, "name": "assembly", "price": 45.0, "hours": 2.0}},
+	}
+	if diff := cmp.Diff(want, path(got, "find", "edges")); diff != "" {
+		t.Errorf("find(type: Item) over both implementations (-want +got):\n%s", diff)
+	}
+	got = c.data(findItems, map[string]any{"q": "*", "first": 2})
+	var ids []string
+	for _, e := range path(got, "find", "edges").([]any) {
+		ids = append(ids, path(e, "node", "core", "id").(string))
+	}
+	if !slices.Equal(ids, []string{"p1", "p2"}) || path(got, "find", "pageInfo", "hasNextPage") != true {
+		t.Errorf("the first two items by core.id: %v, hasNextPage %v; want [p1 p2] and true", ids, path(got, "find", "pageInfo", "hasNextPage"))
+	}
+
+	const getItem = `query($id: String!) { get(type: Item, id: $id) { __typename ... on Item { name } } }`
+	for id, typ := range map[string]string{"p1": "Product", "s1": "Service"} {
+		if g := c.data(getItem, map[string]any{"id": id}); path(g, "get", "__typename") != typ {
+			t.Errorf("get(type: Item, id: %s): %s; want a %s", id, dump(g), typ)
+		}
+	}
+	if g := c.data(getItem, map[string]any{"id": "n1"}); path(g, "get") != nil {
+		t.Errorf("get(type: Item) found a Note: %s", dump(g))
+	}
+
+	// A fragment on the interface inside find of a concrete type.
+	got = c.data(`{ find(type: Service, arcql: "*") { edges { node { ... on Item { name } } } } }`, nil)
+	if n := path(got, "find", "edges", 0, "node", "name"); n != "assembly" {
+		t.Errorf("... on Item inside find(type: Service): %v", n)
+	}
+
+	intro := c.data(`{ __type(name: "Item") { kind fields { name } possibleTypes { name } } }`, nil)
+	var possible []string
+	for _, pt := range path(intro, "__type", "possibleTypes").([]any) {
+		possible = append(possible, path(pt, "name").(string))
+	}
+	slices.Sort(possible)
+	if path(intro, "__type", "kind") != "INTERFACE" || !slices.Equal(possible, []string{"Product", "Service"}) {
+		t.Errorf("introspection of Item: %s", dump(intro))
+	}
+
+	// A session reads its own records only, through the interface too.
+	c.data(`mutation { createAccount(value: {username: "ada", password: {value: "ada horse battery"}}) { id } }`, nil)
+	login := c.data(`{ login(username: "ada", password: "ada horse battery") { sessionToken } }`, nil)
+	ada := &client{t: t, env: env, domain: c.domain, token: path(login, "login", "sessionToken").(string)}
+	ada.data(upsertDoc, map[string]any{"v": map[string]any{"Service": []any{map[string]any{"core": map[string]any{"id": "s2"}, "name": "repair", "price": 60.0}}}})
+	got = ada.data(findItems, map[string]any{"q": "*"})
+	if edges := path(got, "find", "edges").([]any); len(edges) != 1 || path(edges[0], "node", "core", "id") != "s2" {
+		t.Errorf("ada's find(type: Item): %s; want her service s2 only", dump(got))
+	}
+	if g := ada.data(getItem, map[string]any{"id": "p1"}); path(g, "get") != nil {
+		t.Errorf("ada's get(type: Item, id: p1) read the instance's product: %s", dump(g))
+	}
+
+	for _, bad := range []struct{ doc, want string }{
+		{`{ find(type: Item, arcql: "sku = 'L-1'") { edges { cursor } } }`, "sku"},
+		{`{ find(type: Item, arcql: "*", after: "p1") { edges { cursor } } }`, "first page only"},
+		{`{ find(type: Item, arcql: "*", last: 1) { edges { cursor } } }`, "first page only"},
+		{`{ find(type: Item, arcql: "*", first: 1) { pageInfo { nextOffsets } } }`, "first page only"},
+		{`mutation { delete(type: Item, arcql: "*") }`, "Item is an interface: delete takes a record type"},
+		{`mutation { trash(type: Item, arcql: "*") }`, "Item is an interface: trash takes a record type"},
+		{`mutation { link(from: Item, to: Product, via: "x", whereFromID: "p1", andToID: "p2") }`, "Item is an interface"},
+		{`mutation { deleteScalars(type: Item, field: "name", values: ["lamp"], arcql: "*") }`, "Item is an interface: deleteScalars"},
+	} {
+		_, msg, code := c.fail(bad.doc, nil)
+		if code != "BAD_REQUEST" && code != "BAD_FILTER" || !strings.Contains(msg, bad.want) {
+			t.Errorf("%s: %s %q; want a refusal naming %q", bad.doc, code, msg, bad.want)
+		}
+	}
+	if n := len(path(c.data(findItems, map[string]any{"q": "*", "first": 10}), "find", "edges").([]any)); n != 4 {
+		t.Errorf("%d items after the refusals, want 4", n)
+	}
+}
