@@ -184,6 +184,9 @@ func (b *builder) named(name string) graphql.Output {
 	if o, ok := b.objects[name]; ok {
 		return o
 	}
+	if in, ok := b.ifaces[name]; ok {
+		return in
+	}
 	panic("gql: unknown output type " + name) // the model was validated
 }
 

@@ -1,6 +1,7 @@
 package gql_test
 
 import (
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -40,6 +41,11 @@ type Service implements Item {
 
 type Note {
   name: String
+}
+
+type Order {
+  item: Item
+  items: [Item!]
 }
 `
 
@@ -147,5 +153,112 @@ func TestInterfaces(t *testing.T) {
 	}
 	if n := len(path(c.data(findItems, map[string]any{"q": "*", "first": 10}), "find", "edges").([]any)); n != 4 {
 		t.Errorf("%d items after the refusals, want 4", n)
+	}
+}
+
+// TestInterfaceReferences writes and reads fields typed by an interface
+// (on both stores, as every server test here): a single and a list
+// reference name records of either implementation by core.id (core.impl
+// picks the type), also records the same upsert creates; reads resolve
+// each to its concrete type (__typename, core.impl, fragments), a list
+// filters with ArcQL on the interface's fields, ArcQL on the referring
+// type compares the id, REST reads each reference's id and type; a reference to nothing, an attempt to create a
+// record through the interface, or an impl that does not implement it is
+// refused (creating one by the GraphQL input type ItemInput, which has core
+// only) and writes nothing of the batch; deleting a referenced record
+// needs clearArrayReferences, which takes it out of the list; link appends
+// a record of an implementing type.
+func TestInterfaceReferences(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	env.PutRelease("shop", "v1", interfacesSDL)
+	c := &client{t: t, env: env, domain: "shop.test"}
+	c.token = env.CreateInstance(c.domain, "shop", "v1", tenant.Settings{})
+	c.data(upsertDoc, map[string]any{"v": map[string]any{
+		"Product": []any{
+			map[string]any{"core": map[string]any{"id": "p1"}, "name": "lamp", "price": 30.0, "sku": "L-1"},
+			map[string]any{"core": map[string]any{"id": "p2"}, "name": "desk", "price": 120.0, "sku": "D-1"},
+		},
+		"Service": []any{map[string]any{"core": map[string]any{"id": "s1"}, "name": "assembly", "price": 45.0, "hours": 2}},
+		"Note":    []any{map[string]any{"core": map[string]any{"id": "n1"}, "name": "lamp"}},
+	}})
+	c.data(upsertDoc, map[string]any{"v": map[string]any{
+		"Product": []any{map[string]any{"core": map[string]any{"id": "p3"}, "name": "rug", "price": 80.0}},
+		"Order": []any{
+			map[string]any{"core": map[string]any{"id": "o1"}, "item": map[string]any{"core": map[string]any{"id": "s1"}},
+				"items": []any{map[string]any{"core": map[string]any{"id": "p1"}}, map[string]any{"core": map[string]any{"id": "s1", "impl": "Service"}}}},
+			// p3 is written by the same upsert.
+			map[string]any{"core": map[string]any{"id": "o2"}, "item": map[string]any{"core": map[string]any{"id": "p3"}}},
+		},
+	}})
+	const readOrder = `query($id: String!) { get(type: Order, id: $id) { ... on Order {
+	  item { __typename core { id impl } ... on Item { name } }
+	  items { __typename core { id } ... on Product { sku } ... on Service { hours } }
+	  dear: items(arcql: "price > 40") { ... on Item { name } }
+	} } }`
+	got := c.data(readOrder, map[string]any{"id": "o1"})
+	want := map[string]any{
+		"item": map[string]any{"__typename": "Service", "core": map[string]any{"id": "s1", "impl": "Service"}, "name": "assembly"},
+		"items": []any{
+			map[string]any{"__typename": "Product", "core": map[string]any{"id": "p1"}, "sku": "L-1"},
+			map[string]any{"__typename": "Service", "core": map[string]any{"id": "s1"}, "hours": 2.0},
+		},
+		"dear": []any{map[string]any{"name": "assembly"}},
+	}
+	if diff := cmp.Diff(want, path(got, "get")); diff != "" {
+		t.Errorf("order o1 through its interface references (-want +got):\n%s", diff)
+	}
+	if n := path(c.data(readOrder, map[string]any{"id": "o2"}), "get", "item", "name"); n != "rug" {
+		t.Errorf("o2.item, a product written by the same upsert: %v", n)
+	}
+	h := map[string]string{tenant.Header: c.domain, "authorization": c.token}
+	status, body := env.Do(http.MethodGet, "/rest/v1/Order/o1", h, nil)
+	order := path(body, "data", "find", "edges", 0, "node")
+	if status != 200 || path(order, "item", "core", "impl") != "Service" || path(order, "items", 0, "core", "impl") != "Product" {
+		t.Errorf("GET /rest/v1/Order/o1: %d %s; want item s1 (a Service) and items [p1 s1]", status, dump(body))
+	}
+	got = c.data(`{ find(type: Order, arcql: "item = 's1'") { edges { node { ... on Order { core { id } } } } } }`, nil)
+	if ids := path(got, "find", "edges"); len(ids.([]any)) != 1 || path(ids, 0, "node", "core", "id") != "o1" {
+		t.Errorf("orders whose item is s1: %s", dump(got))
+	}
+
+	for _, bad := range []struct {
+		item      any
+		code, msg string
+	}{
+		{map[string]any{"core": map[string]any{"id": "nope"}}, "NOT_FOUND", "Item nope does not exist"},
+		{map[string]any{"core": map[string]any{"id": "n1"}}, "NOT_FOUND", "Item n1 does not exist"},
+		{map[string]any{"core": map[string]any{"id": "p1", "impl": "Service"}}, "NOT_FOUND", "Service p1 does not exist"},
+		{map[string]any{"core": map[string]any{"id": "p1", "impl": "Note"}}, "BAD_REQUEST", "Note does not implement Item"},
+		{map[string]any{"name": "new thing"}, "BAD_REQUEST", `In field "item": In field "name": Unknown field`},
+	} {
+		vals := map[string]any{"Order": []any{map[string]any{"core": map[string]any{"id": "o9"}, "item": bad.item}}, "Note": []any{map[string]any{"core": map[string]any{"id": "n9"}}}}
+		_, msg, code := c.fail(upsertDoc, map[string]any{"v": vals})
+		if code != bad.code || !strings.Contains(msg, bad.msg) {
+			t.Errorf("item %v: %s %q; want %s naming %q", bad.item, code, msg, bad.code, bad.msg)
+		}
+	}
+	if g := c.data(`{ a: get(type: Order, id: "o9") { __typename } b: get(type: Note, id: "n9") { __typename } }`, nil); g["a"] != nil || g["b"] != nil {
+		t.Errorf("a refused batch wrote: %s", dump(g))
+	}
+
+	if _, msg, code := c.fail(`mutation { delete(type: Service, arcql: "core.id = 's1'") }`, nil); code != "REFERENCED" || !strings.Contains(msg, "Order.items") {
+		t.Errorf("deleting the referenced s1: %s %q; want REFERENCED naming Order.items", code, msg)
+	}
+	c.data(`mutation { delete(type: Service, arcql: "core.id = 's1'", clearArrayReferences: true) }`, nil)
+	c.data(`mutation { link(from: Order, to: Product, via: "items", whereFromID: "o1", andToID: "p2") }`, nil)
+	got = c.data(readOrder, map[string]any{"id": "o1"})
+	var ids []string
+	for _, e := range path(got, "get", "items").([]any) {
+		ids = append(ids, path(e, "core", "id").(string))
+	}
+	if !slices.Equal(ids, []string{"p1", "p2"}) || path(got, "get", "item") != nil {
+		t.Errorf("after deleting s1 and linking p2: items %v, item %v; want [p1 p2] and null", ids, path(got, "get", "item"))
+	}
+	if _, msg, code := c.fail(`mutation { link(from: Order, to: Note, via: "items", whereFromID: "o1", andToID: "n1") }`, nil); code != "BAD_REQUEST" || !strings.Contains(msg, "not a reference to Note") {
+		t.Errorf("linking a Note into Order.items: %s %q", code, msg)
+	}
+	if g := c.data(`{ get(type: Note, id: "n1") { ... on Note { core { impl } } } }`, nil); path(g, "get", "core", "impl") != nil {
+		t.Errorf("a Note's core.impl: %v; want null (Note implements nothing)", path(g, "get", "core", "impl"))
 	}
 }

@@ -45,7 +45,6 @@ func findInterface(ctx context.Context, c *call, in *schema.Interface, text stri
 		return nil, errcode.New(errcode.BadRequest, "page size %d is out of range: it must be between 1 and %d", limit, c.schema.cfg.MaxPageSize)
 	}
 	var recs []*store.Record
-	var nodes []*node
 	for _, impl := range in.Impls {
 		tq, err := bindFilter(ctx, c, impl, text)
 		if err != nil {
@@ -72,23 +71,118 @@ func findInterface(ctx context.Context, c *call, in *schema.Interface, text stri
 			recs[i] = shown(ctx, c, r)
 		}
 	}
-	// References load per batch of siblings of one type (a field name may
-	// reference different types in two implementations).
+	pg.nodes = newBatches(recs)
+	return pg, nil
+}
+
+// newBatches returns the nodes of records of one or several types, in
+// their order: references load per batch of siblings of one type (a field
+// name may reference different types in two implementations).
+func newBatches(recs []*store.Record) []*node {
 	byType := map[string][]*store.Record{}
 	for _, r := range recs {
 		byType[r.Type] = append(byType[r.Type], r)
 	}
-	loaded := map[*store.Record]*node{}
+	if len(byType) < 2 {
+		return newBatch(recs)
+	}
+	loaded := make(map[*store.Record]*node, len(recs))
 	for _, group := range byType {
 		for _, n := range newBatch(group) {
 			loaded[n.rec] = n
 		}
 	}
-	for _, r := range recs {
-		nodes = append(nodes, loaded[r])
+	nodes := make([]*node, len(recs))
+	for i, r := range recs {
+		nodes[i] = loaded[r]
 	}
-	pg.nodes = nodes
-	return pg, nil
+	return nodes
+}
+
+// getMany reads the records of ids of the record type typ, or of an
+// interface's implementations: an id is read from the first implementing
+// type, in name order, that holds it.
+func getMany(ctx context.Context, c *call, typ string, ids []string) (map[string]*store.Record, error) {
+	in, ok := c.schema.model.Interface(typ)
+	if !ok {
+		return c.Store.GetMany(ctx, c.Instance.ID, typ, ids)
+	}
+	out := map[string]*store.Record{}
+	for _, impl := range in.Impls {
+		var rest []string
+		for _, id := range ids {
+			if _, done := out[id]; !done {
+				rest = append(rest, id)
+			}
+		}
+		if len(rest) == 0 {
+			break
+		}
+		found, err := c.Store.GetMany(ctx, c.Instance.ID, impl, rest)
+		if err != nil {
+			return nil, err
+		}
+		for id, r := range found {
+			out[id] = r
+		}
+	}
+	return out, nil
+}
+
+// interfaceRef converts the input of a reference typed by an interface:
+// {core: {id}} names an existing record (or one the same upsert writes)
+// of any implementing type, {core: {id, impl}} one of the type impl. A
+// record cannot be created through such a field: which type would it be?
+// The reference is kept as the id alone, as every reference.
+func (u *upserter) interfaceRef(in *schema.Interface, v any, path string) (any, error) {
+	obj, _ := v.(map[string]any)
+	core, _ := obj["core"].(map[string]any)
+	id, _ := core["id"].(string)
+	impl, _ := core["impl"].(string)
+	if len(obj) != 1 || id == "" || len(core) > 2 || (len(core) == 2 && core["impl"] == nil) {
+		return nil, errcode.New(errcode.BadRequest, "%s: a reference to the interface %s is {core: {id, impl}} (impl, the implementing type, optional): it names an existing record and creates none", path, in.Name)
+	}
+	if !validID(id) {
+		return nil, errcode.New(errcode.BadRequest, "%s.core.id: %q is not a valid id (1 to 128 characters, no control characters)", path, id)
+	}
+	typ := in.Name
+	if impl != "" {
+		if !slices.Contains(in.Impls, impl) {
+			return nil, errcode.New(errcode.BadRequest, "%s.core.impl: %s does not implement %s (its implementations: %v)", path, impl, in.Name, in.Impls)
+		}
+		typ = impl
+	}
+	if u.refs[typ] == nil {
+		u.refs[typ] = map[string]string{}
+	}
+	u.refs[typ][id] = path
+	return id, nil
+}
+
+// writtenAs reports whether written (type and id of the records an upsert
+// writes) holds id as a record of typ, or of a type implementing typ.
+func writtenAs(m *schema.Model, written map[string]bool, typ, id string) bool {
+	if written[typ+"\x00"+id] {
+		return true
+	}
+	if in, ok := m.Interface(typ); ok {
+		for _, impl := range in.Impls {
+			if written[impl+"\x00"+id] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// implements reports whether the record type typ is target or implements
+// the interface target.
+func implements(m *schema.Model, typ, target string) bool {
+	if typ == target {
+		return true
+	}
+	in, ok := m.Interface(target)
+	return ok && slices.Contains(in.Impls, typ)
 }
 
 // getInterface answers get over an interface: the record with the id among

@@ -72,7 +72,7 @@ func resolveDelete(p graphql.ResolveParams) (any, error) {
 	var ops []store.Op
 	for _, t := range c.schema.model.Types {
 		for _, f := range t.Fields {
-			if !f.List || f.Type != typ || f.Kind != schema.KindRef {
+			if !f.List || f.Kind != schema.KindRef || !implements(c.schema.model, typ, f.Type) {
 				continue
 			}
 			referrers, err := c.Store.Find(p.Context, c.Instance.ID, &store.Query{
@@ -179,7 +179,7 @@ func resolveLink(on bool) graphql.FieldResolveFn {
 		}
 		t, _ := c.schema.model.Type(from)
 		f, ok := t.Field(via)
-		if !ok || f.Kind != schema.KindRef || f.Type != to {
+		if !ok || f.Kind != schema.KindRef || !implements(c.schema.model, to, f.Type) {
 			return nil, errcode.New(errcode.BadRequest, "%s.%s is not a reference to %s", from, via, to)
 		}
 		src, err := c.Store.Get(p.Context, c.Instance.ID, from, fromID)

@@ -43,6 +43,11 @@ func (m *Model) Field(typ, name string) (arcql.Field, bool) {
 	switch f.Kind {
 	case KindRef:
 		af.Kind, af.Target = arcql.FieldRef, f.Type
+		if _, iface := m.ifaces[f.Type]; iface {
+			// A reference typed by an interface filters by the id it holds;
+			// a hop through it would need one target type.
+			af.Kind, af.Target = arcql.FieldID, ""
+		}
 	case KindObject:
 		af.Kind, af.Target = arcql.FieldObject, f.Type
 	case KindEnum:

@@ -275,7 +275,7 @@ func (b *builder) declareUser(doc *ast.SchemaDocument) {
 			if !ok {
 				continue
 			}
-			if tn := b.named[t]; tn != nil && (tn.kind == kindRecord || (tn.kind == kindObject && g.suffix == "Input")) {
+			if tn := b.named[t]; tn != nil && (tn.kind == kindRecord || ((tn.kind == kindObject || tn.kind == kindInterface) && g.suffix == "Input")) {
 				b.errs.at(def.Position, "%s is reserved: it is the generated %s of %s", def.Name, g.what, t)
 				delete(b.named, def.Name)
 				b.refuse(def.Name)

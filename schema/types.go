@@ -52,7 +52,7 @@ func (b *builder) outputRef(subject string, t *ast.Type, pos *ast.Position) (typ
 	case kindObject:
 		return r, KindObject, true
 	case kindInterface:
-		b.errs.at(r.pos, "%s: a field typed by the interface %s is not supported yet: a stored reference names one record type", subject, r.name)
+		return r, KindRef, true
 	case kindInput:
 		b.errs.at(r.pos, "%s: %s is an input type; a field's type must be a scalar, enum, record or object type", subject, r.name)
 	default:
