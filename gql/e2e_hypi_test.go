@@ -25,8 +25,10 @@ import (
 // stores, as every server test here: the client builds the introspected schema and validates
 // each document against it; sign-up with emails: [{value: $email}], login
 // by e-mail and by name, upsert through CoreUpsertInputUnion, get and find
-// with fragments selecting core { id }, and delete with a defaulted
-// $clearArrayReferences answer as the app expects.
+// with fragments selecting core { id }, an interface (Item, implemented by
+// TodoItem and Note: a list typed by it, find over it, inline fragments,
+// core.impl), and delete with a defaulted $clearArrayReferences answer as
+// the app expects.
 func TestHypiTodoApp(t *testing.T) {
 	t.Parallel()
 	node, script := nodetest.Script(t, "Hypi to-do app test", filepath.Join("e2e-clients", "hypi-todo.mjs"), "graphql")
