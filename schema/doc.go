@@ -44,10 +44,29 @@
 //     and values join in source order). Built-in types cannot be extended
 //     or redefined.
 //
-// Not supported, refused with a message saying so: interface, union,
-// implements, type Subscription (the subscription root is built in, gql),
-// schema { … } and extend schema, directive extensions, and directives
-// other than the built-in ones.
+//   - interface I { … } (and extend interface): fields its record types
+//     share, typed as record fields are, without directives (core: Core
+//     may be declared). type T implements I (in the definition or an
+//     extension) makes record type T an implementation: T must have every
+//     field of I, of the same named type and list-ness, at least as
+//     non-null (GraphQL's rule); a @secret field cannot implement one (an
+//     interface's fields are read and filtered). An interface may have no
+//     implementation (Hypi's example apps declare one such). A record
+//     field typed by an interface is a reference (KindRef, Type the
+//     interface) to a record of any implementing type, kept as its id;
+//     Interface.Impls lists them. ArcQL over an interface binds its fields
+//     and the metadata; a reference typed by an interface filters by the
+//     id it holds (no hop through it: a hop needs one target type). Only
+//     record types implement interfaces; an interface implements none; a
+//     Query or Mutation field cannot be typed by one (a function's answer
+//     names no type); <I>Input is reserved (the generated reference input).
+//
+// Not supported, refused with a message saying so: union (a stored
+// reference names one record type or an interface; the message says to
+// declare an interface), an interface implementing interfaces, type
+// Subscription (the subscription root is built in, gql), schema { … } and
+// extend schema, directive extensions, and directives other than the
+// built-in ones.
 //
 // # Reserved type names
 //
