@@ -25,9 +25,10 @@
 //   - Every object type (type T { … }) is a record type (an aggregate):
 //     stored, found, upserted, linked. Fields take scalars, enums, record
 //     types (KindRef: stored as ids) and the built-in embedded object types
-//     GraphQLRef and WebhookResponse (KindObject). Record fields take no
+//     GraphQLRef, WebhookResponse and Phone (KindObject). Record fields take no
 //     arguments; the name core (the metadata object) and names starting
 //     with __ are reserved. A list of lists is not supported anywhere.
+//
 //   - type Query { … } and type Mutation { … }, or extend type Query /
 //     extend type Mutation, add root fields with arguments; @fn binds one to
 //     a function. A root field without @fn is accepted (Fn is nil). The
@@ -35,11 +36,13 @@
 //     delete trash untrash link unlink createAccount logout math
 //     deleteScalars, and the password and verification ones) are refused in
 //     both roots.
+//
 //   - input types (for root-field arguments), enums and custom scalars.
 //     Arguments and input fields take scalars, enums and input types; an
 //     output type, or a generated <T>Input, is refused. Default values are
 //     checked against their type. Inputs whose non-null, non-list fields
 //     without defaults form a cycle can never be given and are refused.
+//
 //   - extend type/input/enum/scalar of the application's own types (fields
 //     and values join in source order). Built-in types cannot be extended
 //     or redefined.
