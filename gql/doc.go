@@ -62,9 +62,10 @@
 //     beside the record types. find(type: I) reads every implementing
 //     type with the filter bound against I's fields (and each type's own
 //     rules), merges them in the filter's order (core.id breaking ties)
-//     and answers the first page only: a cursor is a record id of one
-//     type, so after, before, last, page and the page offsets are refused
-//     for an interface. get(type: I, id) reads the implementations in name
+//     and pages forward only: after a cursor (a record id) means a greater
+//     core.id in every implementing type, so it needs the order of core.id
+//     (no SORT); before, last, page and the page offsets would need the
+//     cursor's record and its type, and are refused for an interface. get(type: I, id) reads the implementations in name
 //     order. delete, trash, untrash, link, unlink and deleteScalars refuse
 //     an interface. A field typed by I takes <I>Input, {core: {id, impl}}
 //     (impl optional, naming the implementing type; creating a record

@@ -53,11 +53,12 @@ type Order {
 // (on both stores, as every server test here): find(type: Item) answers the
 // records of both implementations the ArcQL filter (on the interface's
 // fields) matches, in its order, for the instance token and for a session
-// (which sees its own records only); get(type: Item) finds a record of
+// (which sees its own records only), and pages forward from a cursor across
+// both types; get(type: Item) finds a record of
 // either type; inline fragments on the interface and on the concrete types
 // select their fields; introspection lists the interface with its possible
-// types; a filter naming a field the interface lacks, paging past the
-// first page, and delete, trash, link and deleteScalars of an interface
+// types; a filter naming a field the interface lacks, paging backward or
+// by offsets, a cursor with SORT, and delete, trash, link and deleteScalars of an interface
 // are refused with messages saying why, changing nothing.
 func TestInterfaces(t *testing.T) {
 	t.Parallel()
@@ -95,6 +96,18 @@ func TestInterfaces(t *testing.T) {
 	}
 	if !slices.Equal(ids, []string{"p1", "p2"}) || path(got, "find", "pageInfo", "hasNextPage") != true {
 		t.Errorf("the first two items by core.id: %v, hasNextPage %v; want [p1 p2] and true", ids, path(got, "find", "pageInfo", "hasNextPage"))
+	}
+	const nextItems = `query($after: String!) { find(type: Item, arcql: "price > 0", first: 2, after: $after) {
+	  edges { node { ... on Item { core { id } } } }
+	  pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+	} }`
+	got = c.data(nextItems, map[string]any{"after": "p1"})
+	wantPage := map[string]any{
+		"edges":    []any{map[string]any{"node": map[string]any{"core": map[string]any{"id": "p2"}}}, map[string]any{"node": map[string]any{"core": map[string]any{"id": "s1"}}}},
+		"pageInfo": map[string]any{"hasNextPage": false, "hasPreviousPage": true, "startCursor": "p2", "endCursor": "LAST"},
+	}
+	if diff := cmp.Diff(wantPage, path(got, "find")); diff != "" {
+		t.Errorf("the items after p1, across both types (-want +got):\n%s", diff)
 	}
 
 	const getItem = `query($id: String!) { get(type: Item, id: $id) { __typename ... on Item { name } } }`
@@ -138,9 +151,10 @@ func TestInterfaces(t *testing.T) {
 
 	for _, bad := range []struct{ doc, want string }{
 		{`{ find(type: Item, arcql: "sku = 'L-1'") { edges { cursor } } }`, "sku"},
-		{`{ find(type: Item, arcql: "*", after: "p1") { edges { cursor } } }`, "first page only"},
-		{`{ find(type: Item, arcql: "*", last: 1) { edges { cursor } } }`, "first page only"},
-		{`{ find(type: Item, arcql: "*", first: 1) { pageInfo { nextOffsets } } }`, "first page only"},
+		{`{ find(type: Item, arcql: "* SORT name", after: "p1") { edges { cursor } } }`, "with SORT answers its first page only"},
+		{`{ find(type: Item, arcql: "*", last: 1) { edges { cursor } } }`, "pages forward only"},
+		{`{ find(type: Item, arcql: "*", before: "s1") { edges { cursor } } }`, "pages forward only"},
+		{`{ find(type: Item, arcql: "*", first: 1) { pageInfo { nextOffsets } } }`, "pages forward by endCursor"},
 		{`mutation { delete(type: Item, arcql: "*") }`, "Item is an interface: delete takes a record type"},
 		{`mutation { trash(type: Item, arcql: "*") }`, "Item is an interface: trash takes a record type"},
 		{`mutation { link(from: Item, to: Product, via: "x", whereFromID: "p1", andToID: "p2") }`, "Item is an interface"},

@@ -26,16 +26,26 @@ func recordTypeArg(c *call, op string, names ...string) error {
 // findInterface answers find over an interface: the records of every
 // implementing type that the filter (bound against the interface's fields)
 // matches and the caller may read, in the filter's order (core.id by
-// default, the tie-break of every order), one page. A page of an
-// interface is the first one only: its cursors name records of different
-// types, so after, before, last and page are refused.
+// default, the tie-break of every order), one page. Its pages go forward
+// only, and with the filter's SORT only the first: a cursor (after) is a
+// record id, and the records after it in the order of core.id are those
+// of a greater id in every implementing type; before, last, page and the
+// page offsets would need the cursor's record and its type, and are
+// refused.
 func findInterface(ctx context.Context, c *call, in *schema.Interface, text string, includeTrashed bool, a pageArgs) (*page, error) {
-	if a.hasLast || (a.after != "" && a.after != cursorFirst) || a.before != "" || a.page > 1 {
-		return nil, errcode.New(errcode.BadRequest, "find over the interface %s answers its first page only: after, before, last and page need a record type (find each implementing type to page through it)", in.Name)
+	if a.hasLast || a.before != "" || a.page > 1 {
+		return nil, errcode.New(errcode.BadRequest, "find over the interface %s pages forward only: before, last and page need a record type (find an implementing type instead)", in.Name)
 	}
 	q, err := bindFilter(ctx, c, in.Name, text) // checks the filter names only the interface's fields
 	if err != nil {
 		return nil, err
+	}
+	after := ""
+	if a.after != "" && a.after != cursorFirst {
+		if len(q.Sort) > 0 {
+			return nil, errcode.New(errcode.BadRequest, "find over the interface %s with SORT answers its first page only: after needs the order of core.id (no SORT) or a record type", in.Name)
+		}
+		after = a.after
 	}
 	limit := c.schema.cfg.DefaultPageSize
 	if a.hasFirst {
@@ -50,6 +60,13 @@ func findInterface(ctx context.Context, c *call, in *schema.Interface, text stri
 		if err != nil {
 			return nil, err
 		}
+		if after != "" {
+			cur, err := bindFilter(ctx, c, impl, "core.id > "+arcql.Quote(after))
+			if err != nil {
+				return nil, err
+			}
+			tq.Filter = &arcql.And{Terms: []arcql.Expr{tq.Filter, cur.Filter}}
+		}
 		filter, err := scopeFilter(ctx, c, impl, "find", tq.Filter, tq.Sort)
 		if err != nil {
 			return nil, err
@@ -61,7 +78,7 @@ func findInterface(ctx context.Context, c *call, in *schema.Interface, text stri
 		recs = append(recs, found...)
 	}
 	slices.SortStableFunc(recs, func(x, y *store.Record) int { return arcql.CompareSort(q.Sort, x, y) })
-	pg := &page{c: c, base: store.Query{Type: in.Name}, limit: limit, iface: true}
+	pg := &page{c: c, base: store.Query{Type: in.Name}, limit: limit, iface: true, cursorGiven: after != ""}
 	if len(recs) > limit {
 		pg.more = true
 		recs = recs[:limit]
