@@ -65,9 +65,10 @@
 //     and pages forward only: after a cursor (a record id) means a greater
 //     core.id in every implementing type, so it needs the order of core.id
 //     (no SORT); before, last, page and the page offsets would need the
-//     cursor's record and its type, and are refused for an interface. get(type: I, id) reads the implementations in name
-//     order. delete, trash, untrash, link, unlink and deleteScalars refuse
-//     an interface. A field typed by I takes <I>Input, {core: {id, impl}}
+//     cursor's record and its type, and are refused for an interface.
+//     get(type: I, id) reads the implementations in name order. delete,
+//     trash, untrash, link, unlink, deleteScalars and subscribe refuse an
+//     interface (subscribe names its implementations). A field typed by I takes <I>Input, {core: {id, impl}}
 //     (impl optional, naming the implementing type; creating a record
 //     through it is impossible: which type?), is kept as the id and reads
 //     the record of that id from the implementations in name order

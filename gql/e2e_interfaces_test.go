@@ -1,6 +1,7 @@
 package gql_test
 
 import (
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -58,7 +59,8 @@ type Order {
 // either type; inline fragments on the interface and on the concrete types
 // select their fields; introspection lists the interface with its possible
 // types; a filter naming a field the interface lacks, paging backward or
-// by offsets, a cursor with SORT, and delete, trash, link and deleteScalars of an interface
+// by offsets, a cursor with SORT, and subscribe, delete, trash, link and
+// deleteScalars of an interface
 // are refused with messages saying why, changing nothing.
 func TestInterfaces(t *testing.T) {
 	t.Parallel()
@@ -164,6 +166,13 @@ func TestInterfaces(t *testing.T) {
 		if code != "BAD_REQUEST" && code != "BAD_FILTER" || !strings.Contains(msg, bad.want) {
 			t.Errorf("%s: %s %q; want a refusal naming %q", bad.doc, code, msg, bad.want)
 		}
+	}
+	resp, cancel := c.sseRequest(`subscription { subscribe(type: Item) { op } }`, nil, nil)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	cancel()
+	if !strings.Contains(string(raw), "Item is an interface: subscribe to its implementing types (Product, Service)") {
+		t.Errorf("subscribe(type: Item): %d %s; want a refusal naming the implementing types", resp.StatusCode, raw)
 	}
 	if n := len(path(c.data(findItems, map[string]any{"q": "*", "first": 10}), "find", "edges").([]any)); n != 4 {
 		t.Errorf("%d items after the refusals, want 4", n)
