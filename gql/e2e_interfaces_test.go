@@ -3,6 +3,7 @@ package gql_test
 import (
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -166,6 +167,12 @@ func TestInterfaces(t *testing.T) {
 		if code != "BAD_REQUEST" && code != "BAD_FILTER" || !strings.Contains(msg, bad.want) {
 			t.Errorf("%s: %s %q; want a refusal naming %q", bad.doc, code, msg, bad.want)
 		}
+	}
+	h := map[string]string{tenant.Header: c.domain, "authorization": c.token}
+	status, body := env.Do(http.MethodGet, "/rest/v1/Item?arcql="+url.QueryEscape("price > 40"), h, nil)
+	// REST's paths name record types; an interface is read through GraphQL.
+	if code := path(body, "errors", 0, "extensions", "code"); status != 404 || code != "UNKNOWN_TYPE" {
+		t.Errorf("GET /rest/v1/Item: %d %s; want 404 UNKNOWN_TYPE", status, dump(body))
 	}
 	resp, cancel := c.sseRequest(`subscription { subscribe(type: Item) { op } }`, nil, nil)
 	raw, _ := io.ReadAll(resp.Body)
