@@ -252,6 +252,11 @@ func TestInterfaceReferences(t *testing.T) {
 		t.Errorf("orders whose item is s1: %s", dump(got))
 	}
 
+	// A hop needs one target type: through a reference typed by an
+	// interface the path names nothing.
+	if _, msg, code := c.fail(`{ find(type: Order, arcql: "item.name = 'lamp'") { edges { cursor } } }`, nil); code != "BAD_FILTER" || !strings.Contains(msg, "Order.item.name") {
+		t.Errorf("a hop through Order.item: %s %q; want BAD_FILTER naming Order.item.name", code, msg)
+	}
 	for _, bad := range []struct {
 		item      any
 		code, msg string
