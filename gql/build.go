@@ -18,6 +18,7 @@ type builder struct {
 	scalars  map[string]*graphql.Scalar
 	enums    map[string]*graphql.Enum
 	objects  map[string]*graphql.Object
+	ifaces   map[string]*graphql.Interface
 	inputs   map[string]*graphql.InputObject
 	typeEnum *graphql.Enum
 	union    *graphql.Union
@@ -51,6 +52,7 @@ func newBuilder(m *schema.Model, cfg Config) *builder {
 		},
 		enums:   map[string]*graphql.Enum{},
 		objects: map[string]*graphql.Object{},
+		ifaces:  map[string]*graphql.Interface{},
 		inputs:  map[string]*graphql.InputObject{},
 		direct:  directFields{},
 	}
@@ -73,15 +75,21 @@ func (b *builder) build() (graphql.Schema, error) {
 	for _, t := range b.m.Types {
 		typeValues[t.Name] = &graphql.EnumValueConfig{Value: t.Name}
 	}
+	for _, in := range b.m.Interfaces {
+		typeValues[in.Name] = &graphql.EnumValueConfig{Value: in.Name, Description: "An interface: find and get read the records of its implementations; other operations take a record type."}
+	}
 	b.typeEnum = graphql.NewEnum(graphql.EnumConfig{
 		Name:        "CoreMutationType",
-		Description: "The record types of the instance.",
+		Description: "The record types of the instance, and its interfaces.",
 		Values:      typeValues,
 	})
 	b.core = newCoreObject(b.direct)
 	b.accessToken = newAccessTokenObject(b.scalars["Json"])
 	for _, t := range b.m.Objects {
 		b.objects[t.Name] = b.embeddedObject(t)
+	}
+	for _, in := range b.m.Interfaces {
+		b.ifaces[in.Name] = b.interfaceType(in)
 	}
 	for _, t := range b.m.Types {
 		b.objects[t.Name] = b.recordObject(t)
@@ -111,6 +119,9 @@ func (b *builder) build() (graphql.Schema, error) {
 	extra := []graphql.Type{b.core}
 	for _, o := range b.objects {
 		extra = append(extra, o)
+	}
+	for _, in := range b.m.Interfaces {
+		extra = append(extra, b.ifaces[in.Name])
 	}
 	buildMu.Lock()
 	defer buildMu.Unlock()
@@ -172,6 +183,9 @@ func (b *builder) named(name string) graphql.Output {
 	}
 	if o, ok := b.objects[name]; ok {
 		return o
+	}
+	if in, ok := b.ifaces[name]; ok {
+		return in
 	}
 	panic("gql: unknown output type " + name) // the model was validated
 }

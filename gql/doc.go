@@ -57,6 +57,25 @@
 // store's change feed and carried over SSE and WebSocket by gql/transport.
 //
 // Decisions where the design is silent:
+//   - Interfaces (interfaces.go): each is a GraphQL interface (core and its
+//     fields) its record types implement; CoreMutationType lists it
+//     beside the record types. find(type: I) reads every implementing
+//     type with the filter bound against I's fields (and each type's own
+//     rules), merges them in the filter's order (core.id breaking ties)
+//     and pages forward only: after a cursor (a record id) means a greater
+//     core.id in every implementing type, so it needs the order of core.id
+//     (no SORT); before, last, page and the page offsets would need the
+//     cursor's record and its type, and are refused for an interface.
+//     get(type: I, id) reads the implementations in name order. delete,
+//     trash, untrash, link, unlink, deleteScalars and subscribe refuse an
+//     interface (subscribe names its implementations). A field typed by I takes <I>Input, {core: {id, impl}}
+//     (impl optional, naming the implementing type; creating a record
+//     through it is impossible: which type?), is kept as the id and reads
+//     the record of that id from the implementations in name order
+//     (generated ids never collide; ids a client chooses should not repeat
+//     across the implementations). core.impl answers the implementing type
+//     of a record whose type implements an interface, unless the client
+//     wrote core.impl.
 //   - Paging: `after`/`before` are record ids; FIRST is accepted as
 //     `after` (from the start) and LAST as `before` (to the end). `page`
 //     (from 1) skips page-1 pages. nextOffsets lists the `after` cursors

@@ -25,8 +25,10 @@ import (
 // stores, as every server test here: the client builds the introspected schema and validates
 // each document against it; sign-up with emails: [{value: $email}], login
 // by e-mail and by name, upsert through CoreUpsertInputUnion, get and find
-// with fragments selecting core { id }, and delete with a defaulted
-// $clearArrayReferences answer as the app expects.
+// with fragments selecting core { id }, an interface (Item, implemented by
+// TodoItem and Note: a list typed by it, find over it, inline fragments,
+// core.impl), and delete with a defaulted $clearArrayReferences answer as
+// the app expects.
 func TestHypiTodoApp(t *testing.T) {
 	t.Parallel()
 	node, script := nodetest.Script(t, "Hypi to-do app test", filepath.Join("e2e-clients", "hypi-todo.mjs"), "graphql")
@@ -256,5 +258,45 @@ func TestHypiFieldGroupValues(t *testing.T) {
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("aggregates (-want +got):\n%s", diff)
+	}
+}
+
+// TestHypiAccountPhones writes and reads Account.phones in Hypi's shape
+// (on both stores, as every server test here): createAccount takes
+// phones: [{number, code}] beside emails: [{value: $email}], an account
+// reads them back as { number code } and changes its own, a phone without
+// its number is refused naming the field and writes nothing.
+func TestHypiAccountPhones(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	env.PutRelease("todo", "v1", testfiles.Read(t, "e2e", "hypi-todo.graphql"))
+	c := &client{t: t, env: env, domain: "todo.test"}
+	c.token = env.CreateInstance(c.domain, "todo", "v1", tenant.Settings{})
+	const signUp = `mutation($email: String!, $code: String) {
+	  createAccount(value: {username: "ada", password: {value: "ada horse battery"}, emails: [{value: $email}],
+	    phones: [{number: "1234567", code: $code}, {number: "7654321"}]}) { id }
+	}`
+	id := path(c.data(signUp, map[string]any{"email": "ada@example.com", "code": "+65"}), "createAccount", "id").(string)
+	login := c.data(`{ loginByEmail(email: "ada@example.com", password: "ada horse battery") { sessionToken } }`, nil)
+	ada := &client{t: t, env: env, domain: c.domain, token: path(login, "loginByEmail", "sessionToken").(string)}
+	const me = `query($id: String!) { get(type: Account, id: $id) { ... on Account { emails { value type } phones { number code } } } }`
+	want := map[string]any{
+		"emails": []any{map[string]any{"value": "ada@example.com", "type": nil}},
+		"phones": []any{map[string]any{"number": "1234567", "code": "+65"}, map[string]any{"number": "7654321", "code": nil}},
+	}
+	if diff := cmp.Diff(want, path(ada.data(me, map[string]any{"id": id}), "get")); diff != "" {
+		t.Errorf("ada's emails and phones (-want +got):\n%s", diff)
+	}
+	ada.data(upsertDoc, map[string]any{"v": map[string]any{"Account": map[string]any{"core": map[string]any{"id": id},
+		"phones": []any{map[string]any{"number": "5550000", "code": "+1"}}}}})
+	if got := path(ada.data(me, map[string]any{"id": id}), "get", "phones"); !cmp.Equal(got, []any{map[string]any{"number": "5550000", "code": "+1"}}) {
+		t.Errorf("ada's phones after her upsert: %s", dump(got))
+	}
+	_, msg, code := c.fail(`mutation { createAccount(value: {username: "bob", password: {value: "bob horse battery"}, phones: [{code: "+44"}]}) { id } }`, nil)
+	if code != "BAD_REQUEST" || !strings.Contains(msg, "number") {
+		t.Errorf("a phone without its number: %s %q; want BAD_REQUEST naming number", code, msg)
+	}
+	if l := c.data(`{ login(username: "bob", password: "bob horse battery") { sessionToken } }`, nil); path(l, "login", "sessionToken") != nil {
+		t.Errorf("bob was created by a refused sign-up")
 	}
 }

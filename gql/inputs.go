@@ -42,6 +42,15 @@ func (b *builder) buildInputs() {
 	for _, t := range b.m.Types {
 		b.inputs[t.Name+"Input"] = b.typeInput(t, true)
 	}
+	for _, in := range b.m.Interfaces {
+		b.inputs[in.Name+"Input"] = graphql.NewInputObject(graphql.InputObjectConfig{
+			Name:        in.Name + "Input",
+			Description: "A reference to a record implementing " + in.Name + ": core.id names it, core.impl its type (needed only where two implementing types hold that id).",
+			Fields: graphql.InputObjectConfigFieldMap{
+				"core": &graphql.InputObjectFieldConfig{Type: graphql.NewNonNull(b.inputs["CoreInput"])},
+			},
+		})
+	}
 	union := graphql.InputObjectConfigFieldMap{}
 	for _, t := range b.m.Types {
 		union[t.Name] = &graphql.InputObjectFieldConfig{

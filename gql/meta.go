@@ -85,7 +85,14 @@ func newCoreObject(direct directFields) *graphql.Object {
 	stamp("updated", func(m *meta) *time.Time { return &m.rec.Updated })
 	stamp("trashed", func(m *meta) *time.Time { return m.rec.Trashed })
 	str("createdBy", func(_ *call, m *meta) any { return nullable(m.rec.CreatedBy) })
-	str("impl", func(_ *call, m *meta) any { return nullable(m.rec.Impl) })
+	str("impl", func(c *call, m *meta) any {
+		// As Hypi's: the implementing type of a record whose type
+		// implements an interface, unless core.impl was written.
+		if t, ok := c.schema.model.Type(m.rec.Type); ok && m.rec.Impl == "" && len(t.Interfaces) > 0 {
+			return m.rec.Type
+		}
+		return nullable(m.rec.Impl)
+	})
 	str("app", func(c *call, _ *meta) any { return c.Instance.App })
 	str("release", func(c *call, _ *meta) any { return c.Release.Name })
 	str("instance", func(c *call, _ *meta) any { return c.Instance.Domain })

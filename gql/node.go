@@ -71,7 +71,7 @@ func (b *batch) ref(ctx context.Context, field, typ string) (map[string]*node, e
 	l := &refLoad{targets: map[string]*node{}}
 	if len(ids) > 0 {
 		c := callFrom(ctx)
-		found, err := c.Store.GetMany(ctx, c.Instance.ID, typ, ids)
+		found, err := getMany(ctx, c, typ, ids)
 		if err != nil {
 			l.err = err
 		} else {
@@ -81,7 +81,7 @@ func (b *batch) ref(ctx context.Context, field, typ string) (map[string]*node, e
 					recs = append(recs, shown(ctx, c, r))
 				}
 			}
-			for _, n := range newBatch(recs) {
+			for _, n := range newBatches(recs) {
 				l.targets[n.rec.ID] = n
 			}
 		}

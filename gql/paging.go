@@ -34,6 +34,9 @@ type page struct {
 	more bool
 	// cursorGiven: the page starts after (or ends before) a cursor or skip.
 	cursorGiven bool
+	// iface: a page of an interface's records (findInterface), paged
+	// forward only.
+	iface bool
 
 	before, after *bool // lazily computed existence beyond each end
 }
@@ -116,6 +119,9 @@ func (pg *page) find(ctx context.Context, q *store.Query) ([]*store.Record, erro
 // beyond returns up to n records before (backward) or after the record id,
 // with their ids only.
 func (pg *page) beyond(ctx context.Context, id string, backward bool, n int) ([]*store.Record, error) {
+	if pg.iface {
+		return nil, errcode.New(errcode.BadRequest, "find over the interface %s pages forward by endCursor: its page offsets need a record type", pg.base.Type)
+	}
 	q := pg.base
 	q.Limit = n
 	q.Backward = backward
@@ -131,6 +137,9 @@ func (pg *page) beyond(ctx context.Context, id string, backward bool, n int) ([]
 func (pg *page) hasPrevious(ctx context.Context) bool {
 	if pg.backward {
 		return pg.more
+	}
+	if pg.iface {
+		return pg.cursorGiven // the cursor's record lies before the page
 	}
 	if pg.before == nil {
 		// Without a cursor or skip the page starts at the very beginning.

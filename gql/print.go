@@ -63,16 +63,32 @@ func PrintSchema(s *graphql.Schema) string {
 			}
 			b.WriteString("}\n")
 		case *graphql.Object:
-			fields := t.Fields()
-			fmt.Fprintf(&b, "type %s {\n", name)
-			for _, fn := range sortedKeys(fields) {
-				f := fields[fn]
-				fmt.Fprintf(&b, "  %s%s: %s\n", fn, printArgs(f.Args), f.Type.String())
+			implements := ""
+			if is := t.Interfaces(); len(is) > 0 {
+				names := make([]string, len(is))
+				for i, in := range is {
+					names[i] = in.Name()
+				}
+				implements = " implements " + strings.Join(names, " & ")
 			}
-			b.WriteString("}\n")
+			fmt.Fprintf(&b, "type %s%s {\n", name, implements)
+			printFields(&b, t.Fields())
+		case *graphql.Interface:
+			fmt.Fprintf(&b, "interface %s {\n", name)
+			printFields(&b, t.Fields())
 		}
 	}
 	return b.String()
+}
+
+// printFields writes the fields of an object or interface type in name
+// order and closes the type.
+func printFields(b *strings.Builder, fields graphql.FieldDefinitionMap) {
+	for _, fn := range sortedKeys(fields) {
+		f := fields[fn]
+		fmt.Fprintf(b, "  %s%s: %s\n", fn, printArgs(f.Args), f.Type.String())
+	}
+	b.WriteString("}\n")
 }
 
 func printArgs(args []*graphql.Argument) string {

@@ -16,16 +16,15 @@ func (b *builder) recordObject(t *schema.Type) *graphql.Object {
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        t.Name,
 		Description: t.Description,
-		Fields: graphql.FieldsThunk(func() graphql.Fields {
-			fields := graphql.Fields{
-				"core": &graphql.Field{
-					Type:        graphql.NewNonNull(b.core),
-					Description: "The record's metadata.",
-					Resolve: func(p graphql.ResolveParams) (any, error) {
-						return &p.Source.(*node).core, nil
-					},
-				},
+		Interfaces: graphql.InterfacesThunk(func() []*graphql.Interface {
+			out := make([]*graphql.Interface, len(t.Interfaces))
+			for i, name := range t.Interfaces {
+				out[i] = b.ifaces[name]
 			}
+			return out
+		}),
+		Fields: graphql.FieldsThunk(func() graphql.Fields {
+			fields := graphql.Fields{"core": b.coreField()}
 			b.direct.add(t.Name, "core", func(_ *call, src any) (any, bool) {
 				n, ok := src.(*node)
 				if !ok {
@@ -41,6 +40,42 @@ func (b *builder) recordObject(t *schema.Type) *graphql.Object {
 			}
 			return fields
 		}),
+	})
+}
+
+// coreField returns the field core of a record type (and of an
+// interface): the record's metadata.
+func (b *builder) coreField() *graphql.Field {
+	return &graphql.Field{
+		Type:        graphql.NewNonNull(b.core),
+		Description: "The record's metadata.",
+		Resolve: func(p graphql.ResolveParams) (any, error) {
+			return &p.Source.(*node).core, nil
+		},
+	}
+}
+
+// interfaceType returns the output type of an interface: core and its
+// fields, typed as the implementing record types type them (the resolvers
+// that run are the concrete type's). A value is a record, whose type names
+// the implementation.
+func (b *builder) interfaceType(in *schema.Interface) *graphql.Interface {
+	return graphql.NewInterface(graphql.InterfaceConfig{
+		Name:        in.Name,
+		Description: in.Description,
+		Fields: graphql.FieldsThunk(func() graphql.Fields {
+			fields := graphql.Fields{"core": b.coreField()}
+			for _, f := range in.Fields {
+				fields[f.Name] = b.recordField(in.Name, f)
+			}
+			return fields
+		}),
+		ResolveType: func(p graphql.ResolveTypeParams) *graphql.Object {
+			if n, ok := p.Value.(*node); ok {
+				return b.objects[n.rec.Type]
+			}
+			return nil
+		},
 	})
 }
 

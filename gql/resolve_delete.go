@@ -56,6 +56,9 @@ func resolveDelete(p graphql.ResolveParams) (any, error) {
 	typ, _ := p.Args["type"].(string)
 	text, _ := p.Args["arcql"].(string)
 	clear, _ := p.Args["clearArrayReferences"].(bool)
+	if err := recordTypeArg(c, "delete", typ); err != nil {
+		return nil, err
+	}
 	recs, err := selectAll(p.Context, c, typ, text, "delete", true)
 	if err != nil || len(recs) == 0 {
 		return 0, err
@@ -69,7 +72,7 @@ func resolveDelete(p graphql.ResolveParams) (any, error) {
 	var ops []store.Op
 	for _, t := range c.schema.model.Types {
 		for _, f := range t.Fields {
-			if !f.List || f.Type != typ || f.Kind != schema.KindRef {
+			if !f.List || f.Kind != schema.KindRef || !implements(c.schema.model, typ, f.Type) {
 				continue
 			}
 			referrers, err := c.Store.Find(p.Context, c.Instance.ID, &store.Query{
@@ -135,6 +138,9 @@ func resolveTrash(on bool) graphql.FieldResolveFn {
 		if !on {
 			operation = "untrash"
 		}
+		if err := recordTypeArg(c, operation, typ); err != nil {
+			return nil, err
+		}
 		recs, err := selectAll(p.Context, c, typ, text, operation, !on)
 		if err != nil {
 			return nil, err
@@ -168,9 +174,12 @@ func resolveLink(on bool) graphql.FieldResolveFn {
 		via, _ := p.Args["via"].(string)
 		fromID, _ := p.Args["whereFromID"].(string)
 		toID, _ := p.Args["andToID"].(string)
+		if err := recordTypeArg(c, "link and unlink", from, to); err != nil {
+			return nil, err
+		}
 		t, _ := c.schema.model.Type(from)
 		f, ok := t.Field(via)
-		if !ok || f.Kind != schema.KindRef || f.Type != to {
+		if !ok || f.Kind != schema.KindRef || !implements(c.schema.model, to, f.Type) {
 			return nil, errcode.New(errcode.BadRequest, "%s.%s is not a reference to %s", from, via, to)
 		}
 		src, err := c.Store.Get(p.Context, c.Instance.ID, from, fromID)

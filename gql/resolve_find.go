@@ -16,10 +16,6 @@ func resolveFind(p graphql.ResolveParams) (any, error) {
 	}
 	typ, _ := p.Args["type"].(string)
 	text, _ := p.Args["arcql"].(string)
-	q, err := bindFilter(p.Context, c, typ, text)
-	if err != nil {
-		return nil, err
-	}
 	includeTrashed, _ := p.Args["includeTrashed"].(bool)
 	var a pageArgs
 	a.first, a.hasFirst = p.Args["first"].(int)
@@ -27,6 +23,13 @@ func resolveFind(p graphql.ResolveParams) (any, error) {
 	a.after, _ = p.Args["after"].(string)
 	a.before, _ = p.Args["before"].(string)
 	a.page, _ = p.Args["page"].(int)
+	if in, ok := c.schema.model.Interface(typ); ok {
+		return findInterface(p.Context, c, in, text, includeTrashed, a)
+	}
+	q, err := bindFilter(p.Context, c, typ, text)
+	if err != nil {
+		return nil, err
+	}
 	filter, err := scopeFilter(p.Context, c, typ, "find", q.Filter, q.Sort)
 	if err != nil {
 		return nil, err
@@ -44,6 +47,9 @@ func resolveGet(p graphql.ResolveParams) (any, error) {
 	}
 	typ, _ := p.Args["type"].(string)
 	id, _ := p.Args["id"].(string)
+	if in, ok := c.schema.model.Interface(typ); ok {
+		return getInterface(p.Context, c, in, id)
+	}
 	r, err := c.Store.Get(p.Context, c.Instance.ID, typ, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil

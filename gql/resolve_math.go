@@ -292,6 +292,9 @@ func resolveDeleteScalars(p graphql.ResolveParams) (any, error) {
 	typ, _ := p.Args["type"].(string)
 	field, _ := p.Args["field"].(string)
 	text, _ := p.Args["arcql"].(string)
+	if err := recordTypeArg(c, "deleteScalars", typ); err != nil {
+		return nil, err
+	}
 	t, _ := c.schema.model.Type(typ)
 	f, ok := t.Field(field)
 	if !ok {

@@ -318,6 +318,9 @@ func (u *upserter) one(t *schema.Type, f *schema.Field, v any, path string) (any
 				return id, nil
 			}
 		}
+		if in, ok := m.Interface(f.Type); ok {
+			return u.interfaceRef(in, v, path)
+		}
 		target, _ := m.Type(f.Type)
 		return u.record(target, v, path, false)
 	case f.Kind == schema.KindObject:
@@ -382,7 +385,7 @@ func (u *upserter) checkRefs(p graphql.ResolveParams) error {
 	for _, typ := range types {
 		var ids []string
 		for id := range u.refs[typ] {
-			if !written[typ+"\x00"+id] {
+			if !writtenAs(u.c.schema.model, written, typ, id) {
 				ids = append(ids, id)
 			}
 		}
@@ -390,7 +393,7 @@ func (u *upserter) checkRefs(p graphql.ResolveParams) error {
 			continue
 		}
 		sort.Strings(ids)
-		found, err := u.c.Store.GetMany(p.Context, u.c.Instance.ID, typ, ids)
+		found, err := getMany(p.Context, u.c, typ, ids)
 		if err != nil {
 			return storeError(err)
 		}

@@ -332,6 +332,9 @@ func subscribeArgs(s *Schema, f *ast.Field, vars map[string]any) (subscribeArgsO
 	if a.typ == "" {
 		return hypiSubscribeArgs(s, f, a)
 	}
+	if in, ok := s.model.Interface(a.typ); ok {
+		return a, errors.New("subscribe: " + a.typ + " is an interface: subscribe to its implementing types (" + strings.Join(in.Impls, ", ") + ")")
+	}
 	if _, ok := s.model.Type(a.typ); !ok {
 		return a, errors.New("subscribe: unknown type " + strconv.Quote(a.typ))
 	}

@@ -36,7 +36,7 @@ func TestSelection(t *testing.T) {
 	for _, tc := range []struct{ name, got, want string }{
 		{"a record with references", get.selFor("Author"), "{ ... on Author { " + core + " name age bestbook " + book + " booklist " + book + " } }"},
 		{"a built-in record with an embedded object", get.selFor("Webhook"),
-			"{ ... on Webhook { " + core + " name as { " + core + " username emails { type value } enabled verified } query { field selection type } } }"},
+			"{ ... on Webhook { " + core + " name as { " + core + " username emails { type value } phones { code number } enabled verified } query { field selection type } } }"},
 	} {
 		if diff := cmp.Diff(tc.want, tc.got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)

@@ -96,6 +96,12 @@ func (g *selector) record(t *schema.Type, obj *graphql.Object, level int) string
 			if level > 0 {
 				continue
 			}
+			if _, iface := named(fd.Type).(*graphql.Interface); iface {
+				// A reference typed by an interface: the record's id and
+				// its implementing type.
+				b.WriteString(" " + f.Name + " { core { id impl } }")
+				continue
+			}
 			target, ok := named(fd.Type).(*graphql.Object)
 			rt, isRecord := g.model.Type(f.Type)
 			if !ok || !isRecord {

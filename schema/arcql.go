@@ -8,15 +8,26 @@ var _ arcql.Schema = (*Model)(nil)
 // typ to the filter language. For a record type it also answers the
 // metadata names core.id, core.created, core.updated, core.trashed,
 // core.createdBy and core.instanceId; embedded objects have no metadata.
+//
+// An interface answers its own fields and the metadata: a filter over an
+// interface names only what every implementation has.
 func (m *Model) Field(typ, name string) (arcql.Field, bool) {
+	var fields map[string]*Field
 	t, record := m.types[typ]
-	if !record {
-		var ok bool
-		if t, ok = m.objects[typ]; !ok {
+	in, iface := m.ifaces[typ]
+	switch {
+	case record:
+		fields = t.fields
+	case iface:
+		fields = in.fields
+	default:
+		o, ok := m.objects[typ]
+		if !ok {
 			return arcql.Field{}, false
 		}
+		fields = o.fields
 	}
-	if record {
+	if record || iface {
 		switch name {
 		case "core.id", "core.createdBy", "core.instanceId":
 			return arcql.Field{Kind: arcql.FieldID}, true
@@ -24,7 +35,7 @@ func (m *Model) Field(typ, name string) (arcql.Field, bool) {
 			return arcql.Field{Kind: arcql.FieldTime}, true
 		}
 	}
-	f, ok := t.fields[name]
+	f, ok := fields[name]
 	if !ok {
 		return arcql.Field{}, false
 	}
@@ -32,6 +43,11 @@ func (m *Model) Field(typ, name string) (arcql.Field, bool) {
 	switch f.Kind {
 	case KindRef:
 		af.Kind, af.Target = arcql.FieldRef, f.Type
+		if _, iface := m.ifaces[f.Type]; iface {
+			// A reference typed by an interface filters by the id it holds;
+			// a hop through it would need one target type.
+			af.Kind, af.Target = arcql.FieldID, ""
+		}
 	case KindObject:
 		af.Kind, af.Target = arcql.FieldObject, f.Type
 	case KindEnum:

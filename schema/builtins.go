@@ -97,8 +97,18 @@ type Account {
   "Write-only: set as PasswordInput, kept as a hash, never returned."
   password: String
   emails: [Email!] @unique
+  "Hypi's phones: each a number and its calling code."
+  phones: [Phone!]
   enabled: Boolean
   verified: Boolean
+}
+
+"A telephone number, as Hypi's Phone: written and read as {number code}."
+type Phone {
+  "The number, such as 1234567."
+  number: String!
+  "The country calling code, such as +65."
+  code: String
 }
 
 "Hands requests to /webhook/{domain}/{name} to the function that query names, run as the account as."

@@ -36,7 +36,7 @@ func TestBuiltins(t *testing.T) {
 	got := [][]string{records, objects, enums, inputs, m.Scalars}
 	want := [][]string{
 		{"AccessRight", "Account", "EmailVerification", "EventHook", "File", "PasswordReminder", "ScheduledFunction", "URL", "Webhook"},
-		{"FileURL", "GraphQLRef", "WebhookResponse"},
+		{"FileURL", "GraphQLRef", "Phone", "WebhookResponse"},
 		{"AccessRightType", "FileStatus", "OpType", "ScheduleInterval"},
 		{"PasswordInput", "TriggerConfig", "TriggerRef", "URLInput", "WebhookPayload"},
 		nil, // built-in scalars are not listed

@@ -25,9 +25,10 @@
 //   - Every object type (type T { … }) is a record type (an aggregate):
 //     stored, found, upserted, linked. Fields take scalars, enums, record
 //     types (KindRef: stored as ids) and the built-in embedded object types
-//     GraphQLRef and WebhookResponse (KindObject). Record fields take no
+//     GraphQLRef, WebhookResponse and Phone (KindObject). Record fields take no
 //     arguments; the name core (the metadata object) and names starting
 //     with __ are reserved. A list of lists is not supported anywhere.
+//
 //   - type Query { … } and type Mutation { … }, or extend type Query /
 //     extend type Mutation, add root fields with arguments; @fn binds one to
 //     a function. A root field without @fn is accepted (Fn is nil). The
@@ -35,19 +36,40 @@
 //     delete trash untrash link unlink createAccount logout math
 //     deleteScalars, and the password and verification ones) are refused in
 //     both roots.
+//
 //   - input types (for root-field arguments), enums and custom scalars.
 //     Arguments and input fields take scalars, enums and input types; an
 //     output type, or a generated <T>Input, is refused. Default values are
 //     checked against their type. Inputs whose non-null, non-list fields
 //     without defaults form a cycle can never be given and are refused.
+//
 //   - extend type/input/enum/scalar of the application's own types (fields
 //     and values join in source order). Built-in types cannot be extended
 //     or redefined.
 //
-// Not supported, refused with a message saying so: interface, union,
-// implements, type Subscription (the subscription root is built in, gql),
-// schema { … } and extend schema, directive extensions, and directives
-// other than the built-in ones.
+//   - interface I { … } (and extend interface): fields its record types
+//     share, typed as record fields are, without directives (core: Core
+//     may be declared). type T implements I (in the definition or an
+//     extension) makes record type T an implementation: T must have every
+//     field of I, of the same named type and list-ness, at least as
+//     non-null (GraphQL's rule); a @secret field cannot implement one (an
+//     interface's fields are read and filtered). An interface may have no
+//     implementation (Hypi's example apps declare one such). A record
+//     field typed by an interface is a reference (KindRef, Type the
+//     interface) to a record of any implementing type, kept as its id;
+//     Interface.Impls lists them. ArcQL over an interface binds its fields
+//     and the metadata; a reference typed by an interface filters by the
+//     id it holds (no hop through it: a hop needs one target type). Only
+//     record types implement interfaces; an interface implements none; a
+//     Query or Mutation field cannot be typed by one (a function's answer
+//     names no type); <I>Input is reserved (the generated reference input).
+//
+// Not supported, refused with a message saying so: union (a stored
+// reference names one record type or an interface; the message says to
+// declare an interface), an interface implementing interfaces, type
+// Subscription (the subscription root is built in, gql), schema { … } and
+// extend schema, directive extensions, and directives other than the
+// built-in ones.
 //
 // # Reserved type names
 //

@@ -34,6 +34,9 @@ func dump(m *Model) string {
 		for _, t := range ts {
 			b.WriteString(word + " " + t.Name + pos(t.Builtin, t.Pos) + "\n")
 			desc("  ", t.Description)
+			if len(t.Interfaces) > 0 {
+				b.WriteString("  implements " + strings.Join(t.Interfaces, " & ") + "\n")
+			}
 			for _, set := range t.Indices {
 				b.WriteString("  index [" + strings.Join(set, ", ") + "]\n")
 			}
@@ -45,6 +48,13 @@ func dump(m *Model) string {
 	}
 	types("record", m.Types)
 	types("object", m.Objects)
+	for _, in := range m.Interfaces {
+		b.WriteString("interface " + in.Name + pos(false, in.Pos) + " implemented by [" + strings.Join(in.Impls, ", ") + "]\n")
+		desc("  ", in.Description)
+		for _, f := range in.Fields {
+			b.WriteString("  " + dumpField(f) + pos(false, f.Pos) + "\n")
+		}
+	}
 	for _, e := range m.Enums {
 		b.WriteString("enum " + e.Name + pos(e.Builtin, e.Pos) + ": " + strings.Join(e.Values, " ") + "\n")
 		desc("  ", e.Description)
@@ -106,17 +116,7 @@ func dumpArg(a *Arg) string {
 }
 
 func typeString(name string, list, nonNull, elemNonNull bool) string {
-	s := name
-	if list {
-		if elemNonNull {
-			s += "!"
-		}
-		s = "[" + s + "]"
-	}
-	if nonNull {
-		s += "!"
-	}
-	return s
+	return sdlType(&Field{Type: name, List: list, NonNull: nonNull, ElemNonNull: elemNonNull})
 }
 
 func quoteAll(ss []string) string {

@@ -37,6 +37,8 @@ type Model struct {
 	// (URLInput, WebhookPayload, …), sorted by name. The generated record
 	// input types (<Type>Input) are not listed: gql derives them from Types.
 	Inputs []*Input
+	// Interfaces are the interfaces the SDL declares, sorted by name.
+	Interfaces []*Interface
 	// Scalars are the custom scalars the SDL declares (built-ins excluded).
 	Scalars []string
 	// Queries and Mutations are the root fields the SDL adds with
@@ -49,7 +51,29 @@ type Model struct {
 	objects map[string]*Type
 	enums   map[string]*Enum
 	inputs  map[string]*Input
+	ifaces  map[string]*Interface
 }
+
+// Interface is an interface the SDL declares: fields its record types
+// share. It stores nothing itself.
+type Interface struct {
+	Name        string
+	Description string
+	// Fields are the interface's fields (core, the metadata every record
+	// has, not among them).
+	Fields []*Field
+	// Impls are the record types implementing it, sorted by name.
+	Impls []string
+	Pos   ast.Position
+
+	fields map[string]*Field
+}
+
+// Interface returns the interface named name.
+func (m *Model) Interface(name string) (*Interface, bool) { in, ok := m.ifaces[name]; return in, ok }
+
+// Field returns the field of in named name.
+func (in *Interface) Field(name string) (*Field, bool) { f, ok := in.fields[name]; return f, ok }
 
 // Type is a record type or an embedded object type.
 type Type struct {
@@ -64,6 +88,9 @@ type Type struct {
 	Rules map[string]*Rule
 	// Trigger is the type's @trigger, nil when it has none.
 	Trigger *Trigger
+	// Interfaces are the interfaces a record type implements, in
+	// declaration order.
+	Interfaces []string
 	// Builtin types are defined by core itself: their records carry
 	// publisherRealm/App/Release "core".
 	Builtin bool

@@ -81,6 +81,7 @@ const (
 	kindRecord
 	kindObject
 	kindInput
+	kindInterface
 	kindRoot // Query and Mutation
 )
 
@@ -96,6 +97,8 @@ func (k kind) String() string {
 		return "an object type"
 	case kindInput:
 		return "an input type"
+	case kindInterface:
+		return "an interface"
 	default:
 		return "a root type"
 	}
@@ -201,9 +204,11 @@ func (b *builder) declarePrelude(doc *ast.SchemaDocument) {
 
 // kindOf classifies a definition: every object type is a record type
 // (except the built-in embedded ones, which the caller sorts out);
-// interfaces and unions are refused before this is asked.
+// unions are refused before this is asked.
 func kindOf(def *ast.Definition) kind {
 	switch def.Kind {
+	case ast.Interface:
+		return kindInterface
 	case ast.Scalar:
 		return kindScalar
 	case ast.Enum:
@@ -270,7 +275,7 @@ func (b *builder) declareUser(doc *ast.SchemaDocument) {
 			if !ok {
 				continue
 			}
-			if tn := b.named[t]; tn != nil && (tn.kind == kindRecord || (tn.kind == kindObject && g.suffix == "Input")) {
+			if tn := b.named[t]; tn != nil && (tn.kind == kindRecord || ((tn.kind == kindObject || tn.kind == kindInterface) && g.suffix == "Input")) {
 				b.errs.at(def.Position, "%s is reserved: it is the generated %s of %s", def.Name, g.what, t)
 				delete(b.named, def.Name)
 				b.refuse(def.Name)
@@ -298,17 +303,16 @@ func (b *builder) declareUser(doc *ast.SchemaDocument) {
 	}
 }
 
-// supported refuses interfaces, unions, implements and the subscription root.
+// supported refuses unions, interfaces implementing interfaces and the
+// subscription root.
 func (b *builder) supported(def *ast.Definition, extend string) bool {
 	switch {
-	case def.Kind == ast.Interface:
-		b.errs.at(def.Position, "%sinterface %s: interfaces are not supported", extend, def.Name)
 	case def.Kind == ast.Union:
-		b.errs.at(def.Position, "%sunion %s: unions are not supported", extend, def.Name)
+		b.errs.at(def.Position, "%sunion %s: unions are not supported: a stored reference names one record type, or an interface its record types implement (declare an interface with the fields they share)", extend, def.Name)
 	case def.Kind == ast.Object && def.Name == "Subscription":
 		b.errs.at(def.Position, "%stype Subscription: subscriptions are built in (Subscription.subscribe); a schema cannot declare its own Subscription fields for now", extend)
-	case len(def.Interfaces) > 0:
-		b.errs.at(def.Position, "type %s implements %s: interfaces are not supported", def.Name, strings.Join(def.Interfaces, " & "))
+	case def.Kind == ast.Interface && len(def.Interfaces) > 0:
+		b.errs.at(def.Position, "%sinterface %s implements %s: an interface cannot implement interfaces", extend, def.Name, strings.Join(def.Interfaces, " & "))
 	default:
 		return true
 	}
@@ -350,6 +354,7 @@ func (b *builder) build() *Model {
 		objects: map[string]*Type{},
 		enums:   map[string]*Enum{},
 		inputs:  map[string]*Input{},
+		ifaces:  map[string]*Interface{},
 	}
 	names := make([]string, 0, len(b.named))
 	for name := range b.named {
@@ -382,6 +387,10 @@ func (b *builder) build() *Model {
 			in := b.buildInput(n)
 			m.Inputs = append(m.Inputs, in)
 			m.inputs[name] = in
+		case kindInterface:
+			in := b.buildInterface(n)
+			m.Interfaces = append(m.Interfaces, in)
+			m.ifaces[name] = in
 		case kindScalar:
 			b.buildScalar(n)
 			if !n.builtin {
@@ -397,6 +406,7 @@ func (b *builder) build() *Model {
 		}
 	}
 	b.checkInputCycles()
+	b.checkImplements(m)
 	b.compileRules(m)
 	b.checkTriggers(m)
 	return m

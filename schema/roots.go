@@ -31,6 +31,9 @@ func (b *builder) buildRoot(n *named) []*Field {
 			Pos:         posValue(fd.Position),
 		}
 		r, k, _ := b.outputRef(subject, fd.Type, fd.Position)
+		if nb := b.named[r.name]; nb != nil && nb.kind == kindInterface {
+			b.errs.at(r.pos, "%s: a Query or Mutation field cannot be typed by the interface %s: a function's answer names no implementing type", subject, r.name)
+		}
 		f.Type, f.Kind, f.List, f.NonNull, f.ElemNonNull = r.name, k, r.list, r.nonNull, r.elemNonNull
 		args := map[string]bool{}
 		for _, ad := range fd.Arguments {

@@ -51,6 +51,8 @@ func (b *builder) outputRef(subject string, t *ast.Type, pos *ast.Position) (typ
 		return r, KindRef, true
 	case kindObject:
 		return r, KindObject, true
+	case kindInterface:
+		return r, KindRef, true
 	case kindInput:
 		b.errs.at(r.pos, "%s: %s is an input type; a field's type must be a scalar, enum, record or object type", subject, r.name)
 	default:

@@ -116,6 +116,22 @@ assert.equal(got.completed, true);
 const all = (await run(token, FIND_TODOS, { arcql: '*' })).find.edges;
 assert.deepEqual(all.map((e) => e.node.title).sort(), ['bread', 'milk']);
 
+// An interface: a note and a to-do pinned to the list, read through
+// Item (find over the interface, a list typed by it, inline fragments).
+assert.equal(schema.getType('Item').constructor.name, 'GraphQLInterfaceType');
+const note = (await run(token, SAVE, { values: { Note: [{ title: 'call mum', body: 'sunday' }] } })).upsert[0].id;
+const list = (await run(token, `{ find(type: TodoList, arcql: "*") { edges { node { ... on TodoList { core { id } } } } } }`)).find.edges[0].node.core.id;
+await run(token, SAVE, { values: { TodoList: [{ core: { id: list }, pinned: [{ core: { id: note } }, { core: { id: milk.core.id, impl: 'TodoItem' } }] }] } });
+const PINNED = `query pinned($id: String!) {
+  get(type: TodoList, id: $id) { ... on TodoList { pinned { __typename core { id impl } title ... on Note { body } } } }
+}`;
+assert.deepEqual((await run(token, PINNED, { id: list })).get.pinned, [
+  { __typename: 'Note', core: { id: note, impl: 'Note' }, title: 'call mum', body: 'sunday' },
+  { __typename: 'TodoItem', core: { id: milk.core.id, impl: 'TodoItem' }, title: 'milk' },
+]);
+const ITEMS = `query items($arcql: String!) { find(type: Item, arcql: $arcql) { edges { node { ... on Item { title } } } } }`;
+assert.deepEqual((await run(token, ITEMS, { arcql: "title = 'call mum' OR title = 'milk' SORT title" })).find.edges.map((e) => e.node.title), ['call mum', 'milk']);
+
 // The list holds both items: the defaulted clearArrayReferences lets the
 // delete go through and takes the item out of the list.
 const deleted = (await run(token, REMOVE, { arcql: `core.id = '${milk.core.id}'` })).delete;
