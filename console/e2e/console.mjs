@@ -220,7 +220,8 @@ console.log('ok');
 // deletes it, taking the clearArrayReferences offer.
 async function dataRecordSteps(token) {
   const v3 = 'type Product {\n  name: String\n  price: Float\n  stock: Int\n  sku: String\n}\n\n'
-    + 'type Shelf {\n  name: String\n  featured: Product\n  products: [Product!]\n}\n';
+    + 'interface Named {\n  name: String\n}\n\n'
+    + 'type Shelf implements Named {\n  name: String\n  featured: Product\n  products: [Product!]\n}\n';
   await adminCall('PUT', '/apps/shop/releases/v3', { schema: v3 });
   await adminCall('PATCH', '/instances/shop.local', { release: 'v3' });
   const found = await graphqlCall(token, `{ find(type: Product, arcql: "name = 'Teapot' OR name = 'Seed 1'") { edges { node { ... on Product { name core { id } } } } } }`);
@@ -274,6 +275,9 @@ async function dataRecordSteps(token) {
   // A Shelf, created in the form, whose list of references is edited.
   await page.getByRole('navigation', { name: 'Record types' }).getByRole('link', { name: 'Shelf', exact: true }).click();
   await visible(page.getByRole('heading', { name: 'Shelf', level: 2 }));
+  // The interface Shelf implements is no record type of its own.
+  expect(await page.getByRole('navigation', { name: 'Record types' }).getByRole('link', { name: 'Named', exact: true }).count() === 0,
+    'the interface Named is listed among the record types');
   await page.getByLabel('core.id (optional)').fill('front');
   await page.getByLabel('name (String)').fill('Front shelf');
   await page.getByLabel('featured (Product id)').fill(ids['Seed 1']);

@@ -17,7 +17,10 @@ fragment T on __Type { kind name ofType { kind name ofType { kind name ofType { 
 // model keeps what the browser needs from an introspection answer.
 export function model(data) {
   const types = new Map(data.__schema.types.map((t) => [t.name, t]));
-  const recordTypes = data.__type.enumValues.map((v) => v.name).filter((n) => NAME.test(n));
+  // Record types only: an interface names the types that implement it,
+  // which are listed themselves (records are created as one of them).
+  const recordTypes = data.__type.enumValues.map((v) => v.name)
+    .filter((n) => NAME.test(n) && (!types.has(n) || types.get(n).kind === 'OBJECT'));
   recordTypes.sort((a, b) => (BUILTIN.has(a) - BUILTIN.has(b)) || a.localeCompare(b));
   return { types, recordTypes };
 }
