@@ -111,6 +111,50 @@ func TestResolveHops(t *testing.T) {
 		}
 	})
 
+	t.Run("hops of an OR through one field are one sub-query", func(t *testing.T) {
+		f.queries = nil
+		in := &arcql.Or{Terms: []arcql.Expr{
+			&arcql.Hop{Field: "bestbook", Target: "Book", Sub: eq("title", "Purgatorio")},
+			plain,
+			&arcql.Hop{Field: "publisher", Target: "Publisher", Sub: eq("name", "Penguin")},
+			&arcql.Hop{Field: "bestbook", Target: "Book", Sub: &arcql.Hop{Field: "publisher", Target: "Publisher", Sub: eq("name", "Penguin")}},
+		}}
+		got, err := ResolveHops(ctx, f, "inst", in, 1)
+		if err != nil {
+			t.Fatal(err) // two Books match the merged hop: within its bound of 2
+		}
+		want := &arcql.Or{Terms: []arcql.Expr{
+			&arcql.InIDs{Field: "bestbook", IDs: []string{"b1", "b2"}},
+			plain,
+			&arcql.InIDs{Field: "publisher", IDs: []string{"p1"}},
+		}}
+		if d := cmp.Diff(arcql.Expr(want), got); d != "" {
+			t.Errorf("(-want +got):\n%s", d)
+		}
+		var types []string
+		for _, q := range f.queries {
+			types = append(types, q.Type)
+		}
+		if d := cmp.Diff([]string{"Publisher", "Book", "Publisher"}, types); d != "" {
+			t.Errorf("sub-queries (-want +got):\n%s", d)
+		}
+		if len(in.Terms) != 4 {
+			t.Error("the input was modified")
+		}
+		// A hop without a sub-filter matches every target record: so
+		// does the merged one.
+		got, err = ResolveHops(ctx, f, "inst", &arcql.Or{Terms: []arcql.Expr{
+			&arcql.Hop{Field: "bestbook", Target: "Book", Sub: eq("title", "Purgatorio")},
+			&arcql.Hop{Field: "bestbook", Target: "Book"},
+		}}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(arcql.Expr(&arcql.InIDs{Field: "bestbook", IDs: []string{"b1", "b2", "b3"}}), got.(*arcql.Or).Terms[0]); d != "" {
+			t.Errorf("with a hop matching any record (-want +got):\n%s", d)
+		}
+	})
+
 	t.Run("too many", func(t *testing.T) {
 		nested := &arcql.Hop{Field: "bestbook", Target: "Book",
 			Sub: &arcql.Hop{Field: "publisher", Target: "Publisher", Sub: nil}}

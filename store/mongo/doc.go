@@ -39,7 +39,10 @@
 // # Queries
 //
 // Find resolves reference hops with bounded sub-queries
-// (store.ResolveHops), then compiles the filter into BSON values
+// (store.ResolveHops); a filter naming one record by id (core.id = 'x',
+// as a hop to the caller's account resolves) is a read of its _id, the
+// one query the FerretDB test server answers from an index. Otherwise it
+// compiles the filter into BSON values
 // (filter.go: never from text, no $where, $function, $expr or JavaScript),
 // sorts by the query's keys and the id, and pages with a range condition
 // on the sort keys and the id of the cursor record (never a skip over the
