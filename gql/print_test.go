@@ -12,8 +12,9 @@ import (
 
 // TestGeneratedSchemaGolden pins SDL → generated executable schema: every
 // built-in root, type and input the API promises, for the end-to-end
-// tests' bookstore (testdata/e2e/bookstore.graphql) and each SDL in
-// testdata/gql/*.graphql. The golden file of <name>.graphql is
+// tests' bookstore (testdata/e2e/bookstore.graphql), the schema
+// package's interfaces (testdata/schema/interfaces.graphql) and each SDL
+// in testdata/gql/*.graphql. The golden file of <name>.graphql is
 // testdata/gql/<name>.golden.
 func TestGeneratedSchemaGolden(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "gql")
@@ -21,7 +22,7 @@ func TestGeneratedSchemaGolden(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden inputs: %v", err)
 	}
-	files = append(files, filepath.Join("..", "testdata", "e2e", "bookstore.graphql"))
+	files = append(files, filepath.Join("..", "testdata", "e2e", "bookstore.graphql"), filepath.Join("..", "testdata", "schema", "interfaces.graphql"))
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".graphql")
 		t.Run(name, func(t *testing.T) {

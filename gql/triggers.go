@@ -66,17 +66,7 @@ func rootCallDocument(opType string, f *schema.Field, given map[string]any) (str
 		if !ok {
 			continue
 		}
-		typ := a.Type
-		if a.List {
-			if a.ElemNonNull {
-				typ += "!"
-			}
-			typ = "[" + typ + "]"
-		}
-		if a.NonNull {
-			typ += "!"
-		}
-		defs = append(defs, "$"+a.Name+": "+typ)
+		defs = append(defs, "$"+a.Name+": "+a.SDLType())
 		args = append(args, a.Name+": $"+a.Name)
 		vars[a.Name] = v
 	}

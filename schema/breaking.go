@@ -119,16 +119,21 @@ func enumLoss(old, next *Model, of *Field) (Breaking, bool) {
 }
 
 // typeText writes a field's type as the SDL does: [Int!]!.
-func typeText(f *Field) string {
-	s := f.Type
-	if f.List {
-		if f.ElemNonNull {
-			s += "!"
+func typeText(f *Field) string { return sdlTypeRef(f.Type, f.List, f.ElemNonNull, f.NonNull) }
+
+// SDLType writes the argument's type as the SDL does: [Int!]!.
+func (a *Arg) SDLType() string { return sdlTypeRef(a.Type, a.List, a.ElemNonNull, a.NonNull) }
+
+// sdlTypeRef writes a named type, a list of it or not, as the SDL does.
+func sdlTypeRef(name string, list, elemNonNull, nonNull bool) string {
+	if list {
+		if elemNonNull {
+			name += "!"
 		}
-		s = "[" + s + "]"
+		name = "[" + name + "]"
 	}
-	if f.NonNull {
-		s += "!"
+	if nonNull {
+		name += "!"
 	}
-	return s
+	return name
 }

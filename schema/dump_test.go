@@ -116,7 +116,7 @@ func dumpArg(a *Arg) string {
 }
 
 func typeString(name string, list, nonNull, elemNonNull bool) string {
-	return sdlType(&Field{Type: name, List: list, NonNull: nonNull, ElemNonNull: elemNonNull})
+	return typeText(&Field{Type: name, List: list, NonNull: nonNull, ElemNonNull: elemNonNull})
 }
 
 func quoteAll(ss []string) string {

@@ -100,11 +100,11 @@ func (b *builder) checkImplements(m *Model) {
 				got, ok := t.Field(want.Name)
 				switch {
 				case !ok:
-					b.errs.at(pos, "type %s implements %s but has no field %s (%s)", name, i, want.Name, sdlType(want))
+					b.errs.at(pos, "type %s implements %s but has no field %s (%s)", name, i, want.Name, typeText(want))
 				case got.Hidden || (got.Rules != nil && got.Rules.Secret):
 					b.errs.at(posPtr(got.Pos), "field %s.%s is write-only (@secret): it cannot implement the field %s of the interface %s, which is read and filtered", name, want.Name, want.Name, i)
 				case got.Type != want.Type || got.List != want.List || (want.NonNull && !got.NonNull) || (want.ElemNonNull && !got.ElemNonNull):
-					b.errs.at(posPtr(got.Pos), "field %s.%s is %s; the interface %s declares it %s", name, want.Name, sdlType(got), i, sdlType(want))
+					b.errs.at(posPtr(got.Pos), "field %s.%s is %s; the interface %s declares it %s", name, want.Name, typeText(got), i, typeText(want))
 				}
 			}
 			t.Interfaces = append(t.Interfaces, i)
@@ -114,21 +114,6 @@ func (b *builder) checkImplements(m *Model) {
 	for _, in := range m.Interfaces {
 		slices.Sort(in.Impls)
 	}
-}
-
-// sdlType writes a field's type as SDL does.
-func sdlType(f *Field) string {
-	s := f.Type
-	if f.List {
-		if f.ElemNonNull {
-			s += "!"
-		}
-		s = "[" + s + "]"
-	}
-	if f.NonNull {
-		s += "!"
-	}
-	return s
 }
 
 // posPtr returns p as a pointer for errs.at.

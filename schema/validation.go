@@ -62,7 +62,7 @@ func (b *builder) fieldRules(subject string, f *Field, ds map[string]*ast.Direct
 	isString := f.Kind == KindScalar && f.Type == "String"
 	needs := func(d *ast.Directive, ok bool, what string) bool {
 		if !ok {
-			b.errs.at(d.Position, "%s: @%s applies only to %s, not to %s", subject, d.Name, what, declaredType(f))
+			b.errs.at(d.Position, "%s: @%s applies only to %s, not to %s", subject, d.Name, what, typeText(f))
 		}
 		has = has || ok
 		return ok
@@ -189,17 +189,3 @@ func (b *builder) patternRule(subject string, d *ast.Directive) *Pattern {
 	return p
 }
 
-// declaredType writes a field's type as declared.
-func declaredType(f *Field) string {
-	s := f.Type
-	if f.List {
-		if f.ElemNonNull {
-			s += "!"
-		}
-		s = "[" + s + "]"
-	}
-	if f.NonNull {
-		s += "!"
-	}
-	return s
-}
