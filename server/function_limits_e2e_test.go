@@ -35,14 +35,10 @@ func TestFunctionMemoryLimit(t *testing.T) {
   hoard: String @fn(name: "hoard", version: "v1")
   quick: String @fn(name: "quick", version: "v1")
 }`)
-	for name, src := range map[string]string{
+	env.PublishFunctions("mem", map[string]string{
 		"hoard": `exports.main = () => { const keep = []; for (let i = 0; ; i++) keep.push('x'.repeat(4096) + i); };`,
 		"quick": `exports.main = (input, cb) => cb('done', null);`,
-	} {
-		if res, raw := env.DoRaw(http.MethodPut, "/admin/v1/apps/mem/functions/"+name+"/v1", env.AdminHeaders(), []byte(src)); res.StatusCode >= 300 {
-			t.Fatalf("publishing %s: %d %s", name, res.StatusCode, raw)
-		}
-	}
+	})
 	// An instance's setting below the minimum is refused, naming it.
 	if st, body := env.Admin(http.MethodPost, "/instances", map[string]any{"domain": "tiny.test", "app": "mem", "release": "v1",
 		"functionMemory": 1024}); st != http.StatusBadRequest || !strings.Contains(jsonText(body), "functionMemory") {
@@ -113,7 +109,7 @@ func TestFunctionMemoryConcurrent(t *testing.T) {
   hoard: String @fn(name: "hoard", version: "v1")
   quick: String @fn(name: "quick", version: "v1")
 }`)
-	publishFunctions(t, env, "mem", map[string]string{
+	env.PublishFunctions("mem", map[string]string{
 		"hoard": hoardSource,
 		"quick": `exports.main = (input, cb) => cb('done', null);`,
 	})
@@ -174,7 +170,7 @@ type Query {
   hoard: String @fn(name: "hoard", version: "v1")
   quick: String @fn(name: "quick", version: "v1")
 }`)
-	publishFunctions(t, env, "burst", map[string]string{
+	env.PublishFunctions("burst", map[string]string{
 		// Runs until a Flag record exists: the test decides when the
 		// burst ends, so that all eight run at once.
 		"wait": `exports.main = async (input, cb) => {
@@ -253,15 +249,6 @@ type Query {
 // seconds under the race detector too (TestFunctionMemoryLimit's 4 KiB
 // strings take ten times the CPU there).
 const hoardSource = `exports.main = () => { const s = 'x'.repeat(65536); const keep = []; for (let i = 0; ; i++) keep.push(s + i); };`
-
-func publishFunctions(t *testing.T, env *servertest.Env, app string, sources map[string]string) {
-	t.Helper()
-	for name, src := range sources {
-		if res, raw := env.DoRaw(http.MethodPut, "/admin/v1/apps/"+app+"/functions/"+name+"/v1", env.AdminHeaders(), []byte(src)); res.StatusCode >= 300 {
-			t.Fatalf("publishing %s: %d %s", name, res.StatusCode, raw)
-		}
-	}
-}
 
 // graphqlAnswer is a GraphQL request's answer, read off the test's
 // goroutine (servertest's helpers fail the test from it).
@@ -412,7 +399,7 @@ func TestFunctionConsoleFlood(t *testing.T) {
   flood: String @fn(name: "flood", version: "v1")
   quick: String @fn(name: "quick", version: "v1")
 }`)
-			publishFunctions(t, env, "chatty", map[string]string{
+			env.PublishFunctions("chatty", map[string]string{
 				"flood": tc.src,
 				"quick": `exports.main = (input, cb) => cb('done', null);`,
 			})
@@ -572,14 +559,10 @@ func TestFunctionFairShare(t *testing.T) {
   spin: String @fn(name: "spin", version: "v1")
   quick: String @fn(name: "quick", version: "v1")
 }`)
-	for name, src := range map[string]string{
+	env.PublishFunctions("fs", map[string]string{
 		"spin":  `exports.main = (input, cb) => { for (;;) {} };`,
 		"quick": `exports.main = (input, cb) => cb('done', null);`,
-	} {
-		if res, raw := env.DoRaw(http.MethodPut, "/admin/v1/apps/fs/functions/"+name+"/v1", env.AdminHeaders(), []byte(src)); res.StatusCode >= 300 {
-			t.Fatalf("publishing %s: %d %s", name, res.StatusCode, raw)
-		}
-	}
+	})
 	tokA := env.CreateInstance("a.test", "fs", "v1", tenant.Settings{})
 	tokB := env.CreateInstance("b.test", "fs", "v1", tenant.Settings{})
 	instA, _ := env.Directory.Lookup("a.test")

@@ -62,11 +62,7 @@ func TestTriggers(t *testing.T) {
 	t.Parallel()
 	env := servertest.Start(t)
 	env.PutRelease("trig", "v1", triggerSDL)
-	for name, src := range triggerFunctions {
-		if res, raw := env.DoRaw(http.MethodPut, "/admin/v1/apps/trig/functions/"+name+"/v1", env.AdminHeaders(), []byte(src)); res.StatusCode >= 300 {
-			t.Fatalf("publishing %s: %d %s", name, res.StatusCode, raw)
-		}
-	}
+	env.PublishFunctions("trig", triggerFunctions)
 	token := env.CreateInstance("trig.test", "trig", "v1", tenant.Settings{})
 	inst := instanceID(t, env, "trig.test")
 	count := func(typ string) int {

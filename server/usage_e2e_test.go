@@ -38,11 +38,7 @@ func TestUsage(t *testing.T) {
 	st := open()
 	env := servertest.Start(t, servertest.WithStore(st))
 	env.PutRelease("use", "v1", usageSDL)
-	for name, src := range usageFunctions {
-		if res, raw := env.DoRaw(http.MethodPut, "/admin/v1/apps/use/functions/"+name+"/v1", env.AdminHeaders(), []byte(src)); res.StatusCode >= 300 {
-			t.Fatalf("publishing %s: %d %s", name, res.StatusCode, raw)
-		}
-	}
+	env.PublishFunctions("use", usageFunctions)
 	token := env.CreateInstance("use.test", "use", "v1", tenant.Settings{AnonymousRequests: true})
 	other := env.CreateInstance("other.test", "use", "v1", tenant.Settings{})
 	h := map[string]string{tenant.Header: "use.test", "authorization": token}
@@ -170,11 +166,7 @@ func TestFunctionCallsPerDay(t *testing.T) {
 	st := open()
 	env := servertest.Start(t, servertest.WithStore(st), servertest.WithMeterClock(now))
 	env.PutRelease("use", "v1", usageSDL)
-	for name, src := range usageFunctions {
-		if res, raw := env.DoRaw(http.MethodPut, "/admin/v1/apps/use/functions/"+name+"/v1", env.AdminHeaders(), []byte(src)); res.StatusCode >= 300 {
-			t.Fatalf("publishing %s: %d %s", name, res.StatusCode, raw)
-		}
-	}
+	env.PublishFunctions("use", usageFunctions)
 	token := env.CreateInstance("calls.test", "use", "v1", tenant.Settings{AnonymousRequests: true, Quota: tenant.Quota{FunctionCallsPerDay: 3}})
 	free := env.CreateInstance("free.test", "use", "v1", tenant.Settings{})
 	if st, body := env.GraphQL("calls.test", token, `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,

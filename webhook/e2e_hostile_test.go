@@ -76,12 +76,7 @@ func startHostile(t *testing.T, settings tenant.Settings, opts ...servertest.Opt
 	env.PutRelease("hostile", "v1", hostileSDL)
 	settings.AnonymousRequests = true
 	h := &hostile{t: t, env: env, token: env.CreateInstance("hostile.test", "hostile", "v1", settings)}
-	for name, src := range hostileFunctions {
-		res, body := env.DoRaw("PUT", "/admin/v1/apps/hostile/functions/"+name+"/v1", env.AdminHeaders(), []byte(src))
-		if res.StatusCode != 200 && res.StatusCode != 201 {
-			t.Fatalf("publishing %s: %d %s", name, res.StatusCode, body)
-		}
-	}
+	env.PublishFunctions("hostile", hostileFunctions)
 	status, body := env.GraphQL("hostile.test", h.token, `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
 		map[string]any{"v": map[string]any{"Webhook": []any{
 			map[string]any{"name": "raw", "query": map[string]any{"type": "Mutation", "field": "raw"}},
@@ -408,12 +403,7 @@ func TestCallsBackFollowTheCaller(t *testing.T) {
 	cfg.Timeout = 5 * time.Second // generous: the outcome matters, not the time
 	env := servertest.Start(t, servertest.WithFunctionConfig(cfg))
 	env.PutRelease("calls", "v1", callsBackSDL)
-	for name, src := range callsBack {
-		res, body := env.DoRaw(http.MethodPut, "/admin/v1/apps/calls/functions/"+name+"/v1", env.AdminHeaders(), []byte(src))
-		if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusCreated {
-			t.Fatalf("publishing %s: %d %s", name, res.StatusCode, body)
-		}
-	}
+	env.PublishFunctions("calls", callsBack)
 	token := env.CreateInstance("calls.test", "calls", "v1", tenant.Settings{AnonymousRequests: true})
 	run := func(token, query string, vars map[string]any) map[string]any {
 		t.Helper()

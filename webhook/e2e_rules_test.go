@@ -67,12 +67,7 @@ func TestRulesHoldInFunctionsAndWebhooks(t *testing.T) {
 	cfg.Timeout = time.Minute // generous: the outcome matters, not the time
 	env := servertest.Start(t, servertest.WithFunctionConfig(cfg))
 	env.PutRelease("rules", "v1", rulesSDL)
-	for name, src := range rulesFunctions {
-		res, body := env.DoRaw(http.MethodPut, "/admin/v1/apps/rules/functions/"+name+"/v1", env.AdminHeaders(), []byte(src))
-		if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusCreated {
-			t.Fatalf("publishing %s: %d %s", name, res.StatusCode, body)
-		}
-	}
+	env.PublishFunctions("rules", rulesFunctions)
 	token := env.CreateInstance("rules.test", "rules", "v1", tenant.Settings{AnonymousRequests: true})
 	run := func(token, query string, vars map[string]any) map[string]any {
 		t.Helper()

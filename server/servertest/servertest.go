@@ -506,6 +506,18 @@ func (e *Env) PutRelease(app, release, sdl string) map[string]any {
 	return body
 }
 
+// PublishFunctions publishes each source (a function package's
+// index.js) as version v1 of the function of its name in app, which must
+// succeed.
+func (e *Env) PublishFunctions(app string, sources map[string]string) {
+	e.t.Helper()
+	for name, src := range sources {
+		if res, raw := e.DoRaw(http.MethodPut, "/admin/v1/apps/"+app+"/functions/"+name+"/v1", e.AdminHeaders(), []byte(src)); res.StatusCode >= 300 {
+			e.t.Fatalf("servertest: publishing function %s of %s: %d %s", name, app, res.StatusCode, raw)
+		}
+	}
+}
+
 // CreateInstance creates an instance, which must succeed, and returns its
 // token.
 func (e *Env) CreateInstance(domain, app, release string, settings tenant.Settings) string {
