@@ -30,15 +30,7 @@ func TestFunctionMemoryLimit(t *testing.T) {
 	peak := startPeak(t)
 	cfg := fn.DefaultConfig()
 	cfg.Timeout = time.Minute // the bound, not the deadline, must stop the calls, even under the race detector
-	env := servertest.Start(t, servertest.WithFunctionConfig(cfg))
-	env.PutRelease("mem", "v1", `type Query {
-  hoard: String @fn(name: "hoard", version: "v1")
-  quick: String @fn(name: "quick", version: "v1")
-}`)
-	env.PublishFunctions("mem", map[string]string{
-		"hoard": `exports.main = () => { const keep = []; for (let i = 0; ; i++) keep.push('x'.repeat(4096) + i); };`,
-		"quick": `exports.main = (input, cb) => cb('done', null);`,
-	})
+	env := startWithQuick(t, cfg, "mem", "hoard", `exports.main = () => { const keep = []; for (let i = 0; ; i++) keep.push('x'.repeat(4096) + i); };`)
 	// An instance's setting below the minimum is refused, naming it.
 	if st, body := env.Admin(http.MethodPost, "/instances", map[string]any{"domain": "tiny.test", "app": "mem", "release": "v1",
 		"functionMemory": 1024}); st != http.StatusBadRequest || !strings.Contains(jsonText(body), "functionMemory") {
@@ -104,15 +96,7 @@ func TestFunctionMemoryConcurrent(t *testing.T) {
 	t.Parallel()
 	cfg := fn.DefaultConfig()
 	cfg.Timeout = time.Minute
-	env := servertest.Start(t, servertest.WithFunctionConfig(cfg))
-	env.PutRelease("mem", "v1", `type Query {
-  hoard: String @fn(name: "hoard", version: "v1")
-  quick: String @fn(name: "quick", version: "v1")
-}`)
-	env.PublishFunctions("mem", map[string]string{
-		"hoard": hoardSource,
-		"quick": `exports.main = (input, cb) => cb('done', null);`,
-	})
+	env := startWithQuick(t, cfg, "mem", "hoard", hoardSource)
 	tokA := env.CreateInstance("a.test", "mem", "v1", tenant.Settings{})
 	tokB := env.CreateInstance("b.test", "mem", "v1", tenant.Settings{})
 	instA, _ := env.Directory.Lookup("a.test")
@@ -394,15 +378,7 @@ func TestFunctionConsoleFlood(t *testing.T) {
 			t.Parallel()
 			cfg := fn.DefaultConfig()
 			cfg.Timeout = tc.timeout
-			env := servertest.Start(t, servertest.WithFunctionConfig(cfg))
-			env.PutRelease("chatty", "v1", `type Query {
-  flood: String @fn(name: "flood", version: "v1")
-  quick: String @fn(name: "quick", version: "v1")
-}`)
-			env.PublishFunctions("chatty", map[string]string{
-				"flood": tc.src,
-				"quick": `exports.main = (input, cb) => cb('done', null);`,
-			})
+			env := startWithQuick(t, cfg, "chatty", "flood", tc.src)
 			tokA := env.CreateInstance("a.test", "chatty", "v1", tenant.Settings{})
 			tokB := env.CreateInstance("b.test", "chatty", "v1", tenant.Settings{})
 			instA, _ := env.Directory.Lookup("a.test")
@@ -486,6 +462,20 @@ func TestFunctionConsoleFlood(t *testing.T) {
 	}
 }
 
+// startWithQuick starts a server with cfg's function limits and a release
+// v1 of app whose Query has two fields bound to functions: name, running
+// src, and quick, which answers "done" at once.
+func startWithQuick(t *testing.T, cfg fn.Config, app, name, src string) *servertest.Env {
+	t.Helper()
+	env := servertest.Start(t, servertest.WithFunctionConfig(cfg))
+	env.PutRelease(app, "v1", `type Query {
+  `+name+`: String @fn(name: "`+name+`", version: "v1")
+  quick: String @fn(name: "quick", version: "v1")
+}`)
+	env.PublishFunctions(app, map[string]string{name: src, "quick": `exports.main = (input, cb) => cb('done', null);`})
+	return env
+}
+
 // processPeak is the test process's peak resident set size (VmHWM)
 // when a test began. The package's tests share the process and run in
 // parallel, so its peak alone says more about them than about one
@@ -554,15 +544,7 @@ func TestFunctionFairShare(t *testing.T) {
 	t.Parallel()
 	cfg := fn.DefaultConfig()
 	cfg.MaxConcurrent, cfg.Timeout = 4, 10*time.Second
-	env := servertest.Start(t, servertest.WithFunctionConfig(cfg))
-	env.PutRelease("fs", "v1", `type Query {
-  spin: String @fn(name: "spin", version: "v1")
-  quick: String @fn(name: "quick", version: "v1")
-}`)
-	env.PublishFunctions("fs", map[string]string{
-		"spin":  `exports.main = (input, cb) => { for (;;) {} };`,
-		"quick": `exports.main = (input, cb) => cb('done', null);`,
-	})
+	env := startWithQuick(t, cfg, "fs", "spin", `exports.main = (input, cb) => { for (;;) {} };`)
 	tokA := env.CreateInstance("a.test", "fs", "v1", tenant.Settings{})
 	tokB := env.CreateInstance("b.test", "fs", "v1", tenant.Settings{})
 	instA, _ := env.Directory.Lookup("a.test")
