@@ -33,6 +33,15 @@ func newBookstore(t *testing.T, opts ...servertest.Option) *client {
 	return &client{t: t, env: env, domain: "books.test", token: token}
 }
 
+// newApp starts a server, publishes sdl as release v1 of app and creates
+// the instance domain of it, answering the instance token's client.
+func newApp(t *testing.T, app, domain, sdl string) *client {
+	t.Helper()
+	env := servertest.Start(t)
+	env.PutRelease(app, "v1", sdl)
+	return &client{t: t, env: env, domain: domain, token: env.CreateInstance(domain, app, "v1", tenant.Settings{})}
+}
+
 // do runs a document and returns the status and the whole body.
 func (c *client) do(query string, vars map[string]any) (int, map[string]any) {
 	c.t.Helper()

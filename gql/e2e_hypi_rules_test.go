@@ -73,10 +73,8 @@ func with(m map[string]any, kv ...any) map[string]any {
 // (a valid record beside the bad one) writes nothing.
 func TestHypiValidationDirectives(t *testing.T) {
 	t.Parallel()
-	env := servertest.Start(t)
-	env.PutRelease("club", "v1", rulesSDL)
-	c := &client{t: t, env: env, domain: "club.test"}
-	c.token = env.CreateInstance(c.domain, "club", "v1", tenant.Settings{})
+	c := newApp(t, "club", "club.test", rulesSDL)
+	env := c.env
 	h := map[string]string{tenant.Header: c.domain, "authorization": c.token}
 
 	c.data(upsertDoc, map[string]any{"v": map[string]any{"Member": validMember("m1", "alice")}})
@@ -161,10 +159,8 @@ func TestHypiValidationDirectives(t *testing.T) {
 // comparison of it is refused.
 func TestHypiSecret(t *testing.T) {
 	t.Parallel()
-	env := servertest.Start(t)
-	env.PutRelease("club", "v1", rulesSDL)
-	c := &client{t: t, env: env, domain: "club.test"}
-	c.token = env.CreateInstance(c.domain, "club", "v1", tenant.Settings{})
+	c := newApp(t, "club", "club.test", rulesSDL)
+	env := c.env
 	h := map[string]string{tenant.Header: c.domain, "authorization": c.token}
 	c.data(upsertDoc, map[string]any{"v": map[string]any{"Member": []any{validMember("m1", "alice"), with(validMember("m2", "bob"), "pin", "9876")}}})
 
@@ -219,10 +215,8 @@ func TestHypiSecret(t *testing.T) {
 // and new writes follow the new rules.
 func TestHypiDirectiveAddedToRelease(t *testing.T) {
 	t.Parallel()
-	env := servertest.Start(t)
-	env.PutRelease("notes", "v1", "type Note {\n  core: Core\n  title: String\n  body: String\n}")
-	c := &client{t: t, env: env, domain: "notes.test"}
-	c.token = env.CreateInstance(c.domain, "notes", "v1", tenant.Settings{})
+	c := newApp(t, "notes", "notes.test", "type Note {\n  core: Core\n  title: String\n  body: String\n}")
+	env := c.env
 	c.data(upsertDoc, map[string]any{"v": map[string]any{"Note": map[string]any{"core": map[string]any{"id": "n1"}, "body": "x"}}})
 	env.PutRelease("notes", "v2", "type Note {\n  core: Core\n  title: String @notNull\n  body: String @length(min: 3)\n}")
 	if status, body := env.Do("PATCH", "/admin/v1/instances/notes.test", env.AdminHeaders(), map[string]any{"release": "v2"}); status != 200 {

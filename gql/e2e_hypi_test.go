@@ -49,10 +49,8 @@ func TestHypiTodoApp(t *testing.T) {
 // JSON value, as Json.
 func TestHypiScalars(t *testing.T) {
 	t.Parallel()
-	env := servertest.Start(t)
-	env.PutRelease("tags", "v1", "type Tag {\n  core: Core\n  ref: UUID @unique\n  data: Any\n}")
-	c := &client{t: t, env: env, domain: "tags.test"}
-	c.token = env.CreateInstance(c.domain, "tags", "v1", tenant.Settings{})
+	c := newApp(t, "tags", "tags.test", "type Tag {\n  core: Core\n  ref: UUID @unique\n  data: Any\n}")
+	env := c.env
 	h := map[string]string{tenant.Header: c.domain, "authorization": c.token}
 	const ref = "123E4567-E89B-12D3-A456-426614174000"
 	c.data(upsertDoc, map[string]any{"v": map[string]any{"Tag": []any{
@@ -89,10 +87,8 @@ func TestHypiScalars(t *testing.T) {
 // 9007199254740992.
 func TestHypiLong(t *testing.T) {
 	t.Parallel()
-	env := servertest.Start(t)
-	env.PutRelease("big", "v1", "scalar Long\ntype Counter {\n  core: Core\n  n: Long\n  ns: [Long!]\n}")
-	c := &client{t: t, env: env, domain: "big.test"}
-	c.token = env.CreateInstance(c.domain, "big", "v1", tenant.Settings{})
+	c := newApp(t, "big", "big.test", "scalar Long\ntype Counter {\n  core: Core\n  n: Long\n  ns: [Long!]\n}")
+	env := c.env
 	h := map[string]string{tenant.Header: c.domain, "authorization": c.token}
 	const big = "9007199254740993"
 	c.data(`mutation { upsert(values: {Counter: [{core: {id: "lit"}, n: 9007199254740993, ns: [9223372036854775807, -9223372036854775808]}]}) { id } }`, nil)
@@ -158,10 +154,8 @@ func TestHypiLong(t *testing.T) {
 // appends one reference and unlink removes one.
 func TestHypiUpsertReplacesReferenceList(t *testing.T) {
 	t.Parallel()
-	env := servertest.Start(t)
-	env.PutRelease("lists", "v1", "type Todo {\n  core: Core\n  title: String\n}\ntype TodoList {\n  core: Core\n  name: String\n  items: [Todo!]\n}")
-	c := &client{t: t, env: env, domain: "lists.test"}
-	c.token = env.CreateInstance(c.domain, "lists", "v1", tenant.Settings{})
+	c := newApp(t, "lists", "lists.test", "type Todo {\n  core: Core\n  title: String\n}\ntype TodoList {\n  core: Core\n  name: String\n  items: [Todo!]\n}")
+	env := c.env
 	h := map[string]string{tenant.Header: c.domain, "authorization": c.token}
 	todo := func(id string) map[string]any { return map[string]any{"core": map[string]any{"id": id}, "title": id} }
 	c.data(upsertDoc, map[string]any{"v": map[string]any{"TodoList": map[string]any{"core": map[string]any{"id": "l"}, "name": "home",
@@ -268,10 +262,8 @@ func TestHypiFieldGroupValues(t *testing.T) {
 // its number is refused naming the field and writes nothing.
 func TestHypiAccountPhones(t *testing.T) {
 	t.Parallel()
-	env := servertest.Start(t)
-	env.PutRelease("todo", "v1", testfiles.Read(t, "e2e", "hypi-todo.graphql"))
-	c := &client{t: t, env: env, domain: "todo.test"}
-	c.token = env.CreateInstance(c.domain, "todo", "v1", tenant.Settings{})
+	c := newApp(t, "todo", "todo.test", testfiles.Read(t, "e2e", "hypi-todo.graphql"))
+	env := c.env
 	const signUp = `mutation($email: String!, $code: String) {
 	  createAccount(value: {username: "ada", password: {value: "ada horse battery"}, emails: [{value: $email}],
 	    phones: [{number: "1234567", code: $code}, {number: "7654321"}]}) { id }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
 )
 
@@ -65,10 +64,8 @@ type Order {
 // are refused with messages saying why, changing nothing.
 func TestInterfaces(t *testing.T) {
 	t.Parallel()
-	env := servertest.Start(t)
-	env.PutRelease("shop", "v1", interfacesSDL)
-	c := &client{t: t, env: env, domain: "shop.test"}
-	c.token = env.CreateInstance(c.domain, "shop", "v1", tenant.Settings{})
+	c := newApp(t, "shop", "shop.test", interfacesSDL)
+	env := c.env
 	c.data(upsertDoc, map[string]any{"v": map[string]any{
 		"Product": []any{
 			map[string]any{"core": map[string]any{"id": "p1"}, "name": "lamp", "price": 30.0, "sku": "L-1"},
@@ -200,10 +197,8 @@ func TestInterfaces(t *testing.T) {
 // a record of an implementing type.
 func TestInterfaceReferences(t *testing.T) {
 	t.Parallel()
-	env := servertest.Start(t)
-	env.PutRelease("shop", "v1", interfacesSDL)
-	c := &client{t: t, env: env, domain: "shop.test"}
-	c.token = env.CreateInstance(c.domain, "shop", "v1", tenant.Settings{})
+	c := newApp(t, "shop", "shop.test", interfacesSDL)
+	env := c.env
 	c.data(upsertDoc, map[string]any{"v": map[string]any{
 		"Product": []any{
 			map[string]any{"core": map[string]any{"id": "p1"}, "name": "lamp", "price": 30.0, "sku": "L-1"},
