@@ -188,4 +188,3 @@ func (b *builder) patternRule(subject string, d *ast.Directive) *Pattern {
 	}
 	return p
 }
-
