@@ -550,6 +550,18 @@ func (e *Env) GraphQL(domain, token, query string, vars map[string]any) (int, ma
 	return e.Do(http.MethodPost, "/graphql", h, req)
 }
 
+// Data posts a GraphQL request as GraphQL does, which must answer 200
+// without errors, and returns its data.
+func (e *Env) Data(domain, token, query string, vars map[string]any) map[string]any {
+	e.t.Helper()
+	status, body := e.GraphQL(domain, token, query, vars)
+	if status != http.StatusOK || body["errors"] != nil {
+		e.t.Fatalf("servertest: %s: %d %s", query, status, dump(body))
+	}
+	d, _ := body["data"].(map[string]any)
+	return d
+}
+
 // FirstError returns the message and code of the first entry of an error
 // envelope ({"errors": [{"message", "extensions": {"code"}}]}); empty
 // strings when there is none.
