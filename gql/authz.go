@@ -68,7 +68,8 @@ func ruleAllows(ctx context.Context, c *call, r *store.Record, op string) bool {
 // request's time) and its hops resolved, once per request; nil when typ
 // has no such rule. A rule is the app's: its hops read every record they
 // pass through, whatever the caller may read (no scopeHops), bounded as a
-// filter's hops are.
+// filter's hops are. Resolved rules serve later requests of the caller
+// while the records their hops read are unchanged (ruleCache).
 func (c *call) rule(ctx context.Context, typ, op string) (arcql.Expr, error) {
 	t, ok := c.schema.model.Type(typ)
 	if !ok || t.Rules[op] == nil {
@@ -84,11 +85,31 @@ func (c *call) rule(ctx context.Context, typ, op string) (arcql.Expr, error) {
 	if c.Principal.Kind == auth.User {
 		p.Caller = c.Principal.AccountID
 	}
-	f, err := store.ResolveHops(ctx, c.Store, c.Instance.ID, arcql.WithParams(t.Rules[op].Filter, p), c.schema.cfg.MaxHopResults)
-	if err != nil {
-		return nil, storeError(err)
+	rule := t.Rules[op]
+	ck := ruleKey{rule: rule, caller: p.Caller}
+	cached := c.rules != nil && cacheable(rule)
+	if cached && !c.rulesChecked {
+		seq, err := c.rules.check(ctx, c.Instance.ID)
+		if err != nil {
+			return nil, storeError(err)
+		}
+		c.rulesSeq, c.rulesChecked = seq, true
 	}
-	f = mergeIDs(f)
+	f, hit := arcql.Expr(nil), false
+	if cached {
+		f, hit = c.rules.get(c.Instance.ID, ck, c.now)
+	}
+	if !hit {
+		var err error
+		f, err = store.ResolveHops(ctx, c.Store, c.Instance.ID, arcql.WithParams(rule.Filter, p), c.schema.cfg.MaxHopResults)
+		if err != nil {
+			return nil, storeError(err)
+		}
+		f = mergeIDs(f)
+		if cached {
+			c.rules.put(c.Instance.ID, ck, f, c.rulesSeq, c.now)
+		}
+	}
 	if c.rulesOf == nil {
 		c.rulesOf = map[string]arcql.Expr{}
 	}
@@ -308,17 +329,14 @@ func mergeIDs(f arcql.Expr) arcql.Expr {
 
 // hasHop reports whether f holds a reference hop.
 func hasHop(f arcql.Expr) bool {
-	switch n := f.(type) {
-	case *arcql.And:
-		return slices.ContainsFunc(n.Terms, hasHop)
-	case *arcql.Or:
-		return slices.ContainsFunc(n.Terms, hasHop)
-	case *arcql.Not:
-		return hasHop(n.X)
-	case *arcql.Hop:
-		return true
-	}
-	return false
+	found := false
+	arcql.Walk(f, func(e arcql.Expr) bool {
+		if _, ok := e.(*arcql.Hop); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 func scopeTerms(ctx context.Context, c *call, terms []arcql.Expr) ([]arcql.Expr, error) {

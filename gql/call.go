@@ -46,6 +46,9 @@ type Env struct {
 	outbox *mail.Outbox
 	// grants are the instances' grants; nil reads as none.
 	grants *access.Cache
+	// rules keeps resolved @access rules across requests; nil: each
+	// request resolves its own.
+	rules *ruleCache
 	// meter counts function calls and holds the functionCallsPerDay
 	// quota; nil counts nothing.
 	meter *tenant.Meter
@@ -101,6 +104,10 @@ type call struct {
 	// rulesOf caches the types' @access rules with this request's
 	// parameters and their hops resolved, per type and rule (rule).
 	rulesOf map[string]arcql.Expr
+	// rulesSeq is the change feed's position the rule cache was checked
+	// at for this request (rulesChecked: it was).
+	rulesSeq     uint64
+	rulesChecked bool
 }
 
 type callKey struct{}

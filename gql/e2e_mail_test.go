@@ -186,13 +186,10 @@ func TestMailTwoProcessesSendOnce(t *testing.T) {
 	}
 	sink := mailtest.Start(t, "127.0.0.1:0")
 	mailInstance(t, a, "twice.test", fmt.Sprintf("%s:%d", sink.Host, sink.Port))
-	deadline := time.Now().Add(time.Minute)
-	for inst, ok := b.Directory.Lookup("twice.test"); !ok || inst.Settings.SMTP == nil; inst, ok = b.Directory.Lookup("twice.test") {
-		if time.Now().After(deadline) {
-			t.Fatal("the second process never saw the instance's smtp setting")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitFor(t, "the second process to see the instance's smtp setting", func() bool {
+		inst, ok := b.Directory.Lookup("twice.test")
+		return ok && inst.Settings.SMTP != nil
+	})
 	const n = 20
 	for i := range n {
 		env := a

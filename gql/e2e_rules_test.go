@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/store/mongo/mongotest"
 	"github.com/corehq/core/tenant"
 )
 
@@ -55,7 +56,12 @@ type taskBoard struct {
 
 func newTaskBoard(t *testing.T) *taskBoard {
 	t.Helper()
-	env := servertest.Start(t)
+	return newTaskBoardOn(t, servertest.Start(t))
+}
+
+// newTaskBoardOn builds the task board on the server env.
+func newTaskBoardOn(t *testing.T, env *servertest.Env) *taskBoard {
+	t.Helper()
 	env.PutRelease("board", "v1", boardSDL)
 	// Every account reads the others' usernames (assignee { username }).
 	token := env.CreateInstance("board.test", "board", "v1", tenant.Settings{AccountFields: []string{"username"}})
@@ -222,6 +228,59 @@ func TestAccessRulesTaskBoard(t *testing.T) {
 	if got := tb.bob.taskTitles("*", 10); len(got) != 0 {
 		t.Errorf("bob still finds %v", got)
 	}
+}
+
+// TestAccessRulesFollowChanges: a rule's hops are resolved once and kept
+// across requests (gql's ruleCache), and a change to a record they read
+// counts at the next request through either of two servers on one store
+// (two processes on MongoDB), whichever server wrote it: taking bob out of
+// alice's team, trashing her board, putting him back, and another
+// caller's answers never come from bob's.
+func TestAccessRulesFollowChanges(t *testing.T) {
+	t.Parallel()
+	var a, b *servertest.Env
+	if servertest.Kind() == servertest.KindMongo {
+		stores := mongotest.Shared(t, 2)
+		a = servertest.Start(t, servertest.WithStore(stores[0]))
+		b = servertest.Start(t, servertest.WithStore(stores[1]))
+	} else {
+		a = servertest.Start(t)
+		b = servertest.Start(t, servertest.WithStore(a.Store))
+	}
+	tb := newTaskBoardOn(t, a)
+	task := tb.alice.upsertOne("Task", map[string]any{"title": "alice one", "board": ref(tb.alpha)})
+	waitFor(t, "the second server to serve the instance", func() bool { _, ok := b.Directory.Lookup("board.test"); return ok })
+	on := func(c *client, env *servertest.Env) *client { cp := *c; cp.env = env; return &cp }
+	servers := map[string]*servertest.Env{"a": a, "b": b}
+	sees := func(c *client, want bool, when string) {
+		t.Helper()
+		for name, env := range servers {
+			got := on(c, env).taskTitles("*", 10)
+			if has := len(got) == 1 && got[0] == "alice one"; has != want {
+				t.Errorf("%s: server %s finds %v for the caller, want the task: %v", when, name, got, want)
+			}
+			got2 := on(c, env).data(getTask, map[string]any{"id": task})
+			if has := path(got2, "get", "title") == "alice one"; has != want {
+				t.Errorf("%s: server %s gets %s for the caller, want the task: %v", when, name, dump(got2), want)
+			}
+		}
+	}
+	unlink := `mutation($t: String!, $a: String!) { unlink(from: Team, via: "colleagues", to: Account, whereFromID: $t, andToID: $a) }`
+	link := `mutation($t: String!, $a: String!) { link(from: Team, via: "colleagues", to: Account, whereFromID: $t, andToID: $a) }`
+	bobInTeam := map[string]any{"t": tb.team, "a": tb.bobID}
+
+	sees(tb.bob, true, "bob in the team")
+	sees(tb.carol, false, "carol, never in it")
+	on(tb.alice, b).data(unlink, bobInTeam)
+	sees(tb.bob, false, "bob taken out of the team through server b")
+	sees(tb.dan, true, "dan, still in it")
+	on(tb.alice, a).data(link, bobInTeam)
+	sees(tb.bob, true, "bob put back through server a")
+	on(tb.alice, b).data(`mutation($id: String!) { trash(type: Board, arcql: $id) }`, map[string]any{"id": "core.id = '" + tb.alpha + "'"})
+	sees(tb.bob, false, "alice's board trashed")
+	on(tb.alice, a).data(`mutation($id: String!) { untrash(type: Board, arcql: $id) }`, map[string]any{"id": "core.id = '" + tb.alpha + "'"})
+	sees(tb.bob, true, "alice's board back")
+	sees(tb.carol, false, "carol, after all that")
 }
 
 // TestAccessRulesRefusedAtPublish: a release whose rule names an unknown

@@ -38,6 +38,7 @@ type Engine struct {
 	schemas     *schemas
 	// grants are the instances' AccessRight records (access.Cache).
 	grants *access.Cache
+	rules  *ruleCache
 	// rateShare counts the processes sharing the instances' rate limits
 	// (nil: this one alone); limiter applies them (tenant.RateLimiter).
 	rateShare func() int
@@ -116,6 +117,7 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 	}
 	e.schemas = newSchemas(func(m *schema.Model) (*Schema, error) { return Build(m, cfg) }, instances.Holds)
 	e.grants = access.NewCache(st, grantsTTL)
+	e.rules = newRuleCache(st)
 	e.subs = newSubscriptions(cfg, e.rateShare, e.grants)
 	e.aggMemory = store.NewAggMemory(aggregateMemory)
 	e.limiter = tenant.NewRateLimiter(cfg.RateLimit, e.rateShare, time.Now)
@@ -124,6 +126,7 @@ func NewEngine(cfg Config, st store.Store, instances *tenant.Directory, accounts
 	}
 	instances.OnDelete(func(ctx context.Context, id string) error {
 		e.grants.Forget(id)
+		e.rules.forget(id)
 		e.limiter.Forget(id)
 		if e.contents != nil {
 			if err := e.contents.DropInstance(ctx, id); err != nil {
@@ -243,7 +246,7 @@ func (e *Engine) admitCaller(inst *tenant.Instance, p auth.Principal, clientIP s
 // instance's release once.
 func (e *Engine) env(inst *tenant.Instance, p auth.Principal, clientIP string) Env {
 	return Env{Store: e.store, Accounts: e.accounts, Instance: inst, Release: inst.Release(),
-		Principal: p, ClientIP: clientIP, Functions: e.functions, grants: e.grants, meter: e.meter, limiter: e.limiter,
+		Principal: p, ClientIP: clientIP, Functions: e.functions, grants: e.grants, rules: e.rules, meter: e.meter, limiter: e.limiter,
 		aggMemory: e.aggMemory, outbox: e.outbox,
 		contents: e.contents, sealer: e.instances.Sealer(), functionLog: e.functionLog}
 }

@@ -16,33 +16,27 @@ func Fields(e Expr, keys []SortKey, add func(name string)) {
 }
 
 func walkFields(e Expr, add func(string)) {
-	switch e := e.(type) {
-	case *And:
-		for _, t := range e.Terms {
-			walkFields(t, add)
-		}
-	case *Or:
-		for _, t := range e.Terms {
-			walkFields(t, add)
-		}
-	case *Not:
-		walkFields(e.X, add)
-	case *Exist:
-		addPath(e.Path, add)
-	case *Compare:
-		addPath(e.Path, add)
-	case *Range:
-		addPath(e.Path, add)
-	case *Hop:
-		add(e.Field)
-	case *InIDs:
-		if strings.HasPrefix(e.Field, "core.") {
+	Walk(e, func(e Expr) bool {
+		switch e := e.(type) {
+		case *Exist:
+			addPath(e.Path, add)
+		case *Compare:
+			addPath(e.Path, add)
+		case *Range:
+			addPath(e.Path, add)
+		case *Hop:
 			add(e.Field)
-		} else {
-			name, _, _ := strings.Cut(e.Field, ".")
-			add(name)
+			return false // its sub-expression reads another type's fields
+		case *InIDs:
+			if strings.HasPrefix(e.Field, "core.") {
+				add(e.Field)
+			} else {
+				name, _, _ := strings.Cut(e.Field, ".")
+				add(name)
+			}
 		}
-	}
+		return true
+	})
 }
 
 func addPath(p Path, add func(string)) {
