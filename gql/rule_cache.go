@@ -29,7 +29,7 @@ import (
 // and no rule serves longer than maxReuse (on MongoDB a process dying
 // between writing a record and appending its change leaves a change the
 // feed never holds). A rule whose hops' results depend on the request's
-// time ($now) is resolved per request, as before.
+// time ($now) is resolved per request.
 //
 // Bounded: at most maxRuleEntries rules an instance and maxRuleIDs
 // resolved ids in all; past either the entries are dropped and resolved
