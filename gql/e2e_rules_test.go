@@ -1,13 +1,17 @@
 package gql_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/corehq/core/internal/nodetest"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/store/mongo/mongotest"
 	"github.com/corehq/core/tenant"
@@ -227,6 +231,40 @@ func TestAccessRulesTaskBoard(t *testing.T) {
 	}
 	if got := tb.bob.taskTitles("*", 10); len(got) != 0 {
 		t.Errorf("bob still finds %v", got)
+	}
+}
+
+// TestAccessRulesWithRealClients runs e2e-clients/taskboard.mjs against the
+// task board: through graphql-ws's and graphql-sse's own clients alice and
+// dan receive bob's tasks on alice's board and an update of one, and not
+// carol's task; carol receives only her own.
+func TestAccessRulesWithRealClients(t *testing.T) {
+	t.Parallel()
+	// Skips without node or the packages (npm ci in e2e-clients), and
+	// fails instead under nodetest.EnvRequire, as .ci/run sets it.
+	node, script := nodetest.Script(t, "access rules clients test", filepath.Join("e2e-clients", "taskboard.mjs"),
+		"graphql-ws", "graphql-sse", "ws")
+	tb := newTaskBoard(t)
+
+	// A bound on the whole run, not a timing assertion: the script waits
+	// on events, each at most hangGuard.
+	out, err := nodetest.Run(node, script, 3*time.Minute,
+		"CORE_URL="+tb.admin.env.URL,
+		"CORE_DOMAIN="+tb.admin.domain,
+		"CORE_ALICE_TOKEN="+tb.alice.token,
+		"CORE_BOB_TOKEN="+tb.bob.token,
+		"CORE_CAROL_TOKEN="+tb.carol.token,
+		"CORE_DAN_TOKEN="+tb.dan.token,
+		"CORE_ALPHA="+tb.alpha,
+		"CORE_GAMMA="+tb.gamma,
+		fmt.Sprintf("HANG_GUARD_MS=%d", hangGuard.Milliseconds()),
+	)
+	if err != nil {
+		t.Fatalf("node %s failed (%v):\n%s", filepath.Base(script), err, out)
+	}
+	t.Logf("node %s:\n%s", filepath.Base(script), out)
+	if !strings.HasSuffix(string(out), "\nok\n") {
+		t.Fatalf("node %s did not finish:\n%s", filepath.Base(script), out)
 	}
 }
 
