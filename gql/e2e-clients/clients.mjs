@@ -13,6 +13,7 @@
 
 import assert from 'node:assert/strict';
 import { env } from './env.mjs';
+import { Feed } from './feed.mjs';
 import WebSocket from 'ws';
 import { createClient as createWSClient } from 'graphql-ws';
 import { createClient as createSSEClient } from 'graphql-sse';
@@ -22,7 +23,6 @@ const domain = env('CORE_DOMAIN');
 const instanceToken = env('CORE_TOKEN');
 const adaToken = env('CORE_ADA_TOKEN');
 const bobToken = env('CORE_BOB_TOKEN');
-const hangGuard = Number(process.env.HANG_GUARD_MS || 30000);
 const wsURL = base.replace(/^http/, 'ws') + '/graphql';
 
 const log = (...a) => console.log(...a);
@@ -45,61 +45,6 @@ const upsert = async (token, type, value) =>
 const byID = (id) => ({ q: `core.id = "${id}"` });
 
 // ---- events
-
-// A Feed queues what one subscription receives: {change} for a data
-// message, {errors} for an error, {complete} when it ends.
-class Feed {
-  constructor(name) {
-    this.name = name;
-    this.items = [];
-    this.waiting = null;
-  }
-  push(item) {
-    this.items.push(item);
-    if (this.waiting) {
-      const w = this.waiting;
-      this.waiting = null;
-      w();
-    }
-  }
-  // next resolves to the next item, failing after the hang guard.
-  async next(step) {
-    if (this.items.length === 0) {
-      let timer;
-      await Promise.race([
-        new Promise((resolve) => { this.waiting = resolve; }),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`${this.name}: nothing received within ${hangGuard} ms (${step})`)), hangGuard);
-        }),
-      ]).finally(() => clearTimeout(timer));
-    }
-    return this.items.shift();
-  }
-  // result takes an execution result: {errors}, a subscription's
-  // {data: {subscribe}} or a query's {data}.
-  result(r) {
-    if (r.errors) this.push({ errors: r.errors });
-    else if ('subscribe' in r.data) this.push({ change: r.data.subscribe });
-    else this.push({ query: r.data });
-  }
-  // change reads the next item, which must be a change, and compares
-  // it with want (op, id and, where given, changed and node).
-  async change(step, want) {
-    const item = await this.next(step);
-    assert.ok(item.change, `${this.name}, ${step}: got ${JSON.stringify(item)}, want a change`);
-    const got = item.change;
-    const cmp = { op: got.op, id: got.id };
-    if ('changed' in want) cmp.changed = got.changed;
-    if ('node' in want) cmp.node = got.node;
-    assert.deepEqual(cmp, want, `${this.name}, ${step}`);
-    return got;
-  }
-  // unauthenticated reads the end of a subscription whose session ended.
-  async unauthenticated(step) {
-    const item = await this.next(step);
-    assert.equal(item.errors?.[0]?.extensions?.code, 'UNAUTHENTICATED', `${this.name}, ${step}: got ${JSON.stringify(item)}`);
-  }
-}
 
 // ---- the clients
 

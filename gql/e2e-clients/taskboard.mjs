@@ -16,6 +16,7 @@
 
 import assert from 'node:assert/strict';
 import { env } from './env.mjs';
+import { Feed } from './feed.mjs';
 import WebSocket from 'ws';
 import { createClient as createWSClient } from 'graphql-ws';
 import { createClient as createSSEClient } from 'graphql-sse';
@@ -30,7 +31,6 @@ const token = {
 };
 const alpha = env('CORE_ALPHA');
 const gamma = env('CORE_GAMMA');
-const hangGuard = Number(process.env.HANG_GUARD_MS || 30000);
 const wsURL = base.replace(/^http/, 'ws') + '/graphql';
 
 // ---- writes, through GraphQL and REST
@@ -51,48 +51,7 @@ async function upsertTask(token, value) {
 }
 const onBoard = (id) => ({ core: { id } });
 
-// ---- events (as in clients.mjs)
-
-// A Feed queues what one subscription receives: {change} for a data
-// message, {errors} for an error, {complete} when it ends.
-class Feed {
-  constructor(name) {
-    this.name = name;
-    this.items = [];
-    this.waiting = null;
-  }
-  push(item) {
-    this.items.push(item);
-    if (this.waiting) {
-      const w = this.waiting;
-      this.waiting = null;
-      w();
-    }
-  }
-  // next resolves to the next item, failing after the hang guard.
-  async next(step) {
-    if (this.items.length === 0) {
-      let timer;
-      await Promise.race([
-        new Promise((resolve) => { this.waiting = resolve; }),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`${this.name}: nothing received within ${hangGuard} ms (${step})`)), hangGuard);
-        }),
-      ]).finally(() => clearTimeout(timer));
-    }
-    return this.items.shift();
-  }
-  result(r) {
-    if (r.errors) this.push({ errors: r.errors });
-    else this.push({ change: r.data.subscribe });
-  }
-  // change reads the next item, which must be the change want.
-  async change(step, want) {
-    const item = await this.next(step);
-    assert.ok(item.change, `${this.name}, ${step}: got ${JSON.stringify(item)}, want a change`);
-    assert.deepEqual(item.change, want, `${this.name}, ${step}`);
-  }
-}
+// ---- events
 
 // wsSubscribe opens a subscription with a graphql-ws client and resolves
 // once the server runs it: the server handles a connection's messages in
