@@ -144,6 +144,36 @@ func States(ctx context.Context, st store.Store, instanceID string) (map[string]
 	return out, nil
 }
 
+// Restarted puts every hook's cursor at its instance's newest change,
+// for a store whose change feeds began again: a restore (a backup holds
+// records, not their changes, so a restored instance's feed starts over
+// at 1, under the cursors the hooks had reached in the old one, which
+// would pass over that many new changes). A retry of a change gone with
+// the old feed ends there; the delivery log, the counts and a hook
+// disabled for failing stay as they were. cored restore calls it.
+func Restarted(ctx context.Context, st store.Store) error {
+	docs, err := st.ListDocs(ctx, docState)
+	if err != nil {
+		return err
+	}
+	for key, raw := range docs {
+		inst, hookID, _ := strings.Cut(key, "/")
+		var s State
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return fmt.Errorf("hooks: the state of hook %s: %w", hookID, err)
+		}
+		last, err := st.LastChange(ctx, inst)
+		if err != nil {
+			return err
+		}
+		s.Cursor, s.Attempt, s.NextAttempt, s.FailingSince = last, 0, time.Time{}, time.Time{}
+		if err := saveState(ctx, st, inst, hookID, &s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Forget removes what the store keeps of an instance's hooks: their
 // states, its leases and its mark (tenant.Directory.OnDelete calls it
 // when the instance is deleted).

@@ -384,7 +384,15 @@ func (w *worker) message(ctx context.Context, r *run, c *store.Change) (*message
 	if err != nil {
 		return nil, err
 	}
-	return &message{url: r.hook.URL, id: fmt.Sprintf("evt_%d_%s", c.Seq, r.hook.ID), key: r.hook.Key, body: body}, nil
+	return &message{url: r.hook.URL, id: eventID(c, r.hook.ID), key: r.hook.Key, body: body}, nil
+}
+
+// eventID is the webhook-id of a change's posts to a hook: the same on
+// every attempt, and never that of another change, even after a restore
+// (whose feed numbers its changes from 1 again: the change's time tells
+// them apart).
+func eventID(c *store.Change, hookID string) string {
+	return fmt.Sprintf("evt_%d_%d_%s", c.Seq, c.Time.UnixMilli(), hookID)
 }
 
 func (w *worker) save(ctx context.Context, r *run) {

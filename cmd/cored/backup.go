@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/corehq/core/backup"
+	"github.com/corehq/core/hooks"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/bolt"
 	"github.com/corehq/core/store/mongo"
@@ -214,6 +215,10 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 	m, err := backup.Restore(ctx, st, f, func(ctx context.Context) error { return tenant.DeclareStored(ctx, st) })
 	if err != nil {
 		return err
+	}
+	// The restored change feeds start over: the event hooks start at them.
+	if err := hooks.Restarted(ctx, st); err != nil {
+		return fmt.Errorf("restore: the event hooks' positions in the change feed: %w", err)
 	}
 	fmt.Fprintf(stdout, "restored the backup of %s\n", m.Created.Format(time.RFC3339))
 	return nil
