@@ -20,6 +20,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
 
 	"github.com/corehq/core/internal/hooktest"
 	"github.com/corehq/core/store"
@@ -29,12 +31,17 @@ import (
 )
 
 // backupApp is the app the backup test deploys: references, a list of
-// references, a function reading a sealed env value.
+// references, a function reading a sealed env value, and a function
+// delivered as an image (echo v1, pushed to the registry after the
+// deploy: testdata/images/echo).
 var backupApp = map[string]string{
 	"schema.graphql": `type Author { name: String  best: Book  books: [Book!] }
 type Book @indices(sets: [["title"]]) { title: String  price: Float }
 type Note { text: String }
-type Query { greet(who: String): String @fn(name: "greet", version: "v1", env: ["GREETING"]) }
+type Query {
+  greet(who: String): String @fn(name: "greet", version: "v1", env: ["GREETING"])
+  echo(payload: String): Json @fn(name: "echo", version: "v1")
+}
 `,
 	"functions/greet.js": `exports.main = (i, cb) => cb(i.env.GREETING + ", " + i.args.who, null);`,
 	"app.yaml": `app: shop
@@ -118,7 +125,12 @@ var backupQueries = []string{
 	`{ find(type: Book, arcql: "*", first: 100) { edges { cursor node { ... on Book { title price } } } } }`,
 	`{ find(type: Author, arcql: "*", first: 100) { edges { cursor node { ... on Author { name best { title } books { title } } } } } }`,
 	`{ greet(who: "ann") }`,
+	echoQuery,
 }
+
+// echoQuery calls the function of the image shop/echo:v1 as the webhook
+// it is written for would.
+const echoQuery = `{ echo(payload: "{\"body\": \"ann\", \"url\": {\"path\": \"/backup\"}}") }`
 
 // TestBackupWhileWriting backs up a server with two instances (records
 // with references, a trashed record, accounts, a grant, a function with a
@@ -128,7 +140,9 @@ var backupQueries = []string{
 // before the backup began reads the same there, that every restored
 // record is as the original held it, and that the restored servers answer
 // the same queries, logins, sessions (the key file carried beside) and
-// function calls.
+// function calls, a function pushed as an image to the server's registry
+// among them: its image pulls whole from every restored server, with the
+// publishing token issued before the backup.
 func TestBackupWhileWriting(t *testing.T) {
 	t.Parallel()
 	const admin = "backup-test-admin-token-0123456789"
@@ -149,6 +163,17 @@ func TestBackupWhileWriting(t *testing.T) {
 	}
 	if len(insts) != 2 {
 		t.Fatalf("deploy made %d instances: %s", len(insts), out)
+	}
+	// Version v1 of function echo, which the release binds, as an image
+	// pushed with a publishing token of the app.
+	publish := p.publishToken(t, admin, "shop")
+	echo := echoImage(t)
+	if err := remote.Write(p.imageRef(t, "shop/echo:v1"), echo, registryLogin(publish)); err != nil {
+		t.Fatalf("pushing shop/echo:v1: %v", err)
+	}
+	pushed, err := echo.Digest()
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	gq := func(p *coredProcess, domain, token, query string, vars map[string]any) map[string]any {
@@ -195,6 +220,13 @@ func TestBackupWhileWriting(t *testing.T) {
 		inst.answers = map[string]any{}
 		for _, q := range backupQueries {
 			inst.answers[q] = gq(p, inst.domain, inst.token, q, nil)
+		}
+		// The image's function answers, not an error.
+		answer, _ := inst.answers[echoQuery].(map[string]any)
+		echoed, _ := answer["echo"].(map[string]any)
+		body, _ := echoed["body"].(map[string]any)
+		if want := map[string]any{"from": "image", "greeting": "hello ann", "path": "/backup"}; !cmp.Equal(want, body) {
+			t.Fatalf("%s: the image's function before the backup: %v, want %v", inst.domain, inst.answers[echoQuery], want)
 		}
 	}
 
@@ -305,6 +337,20 @@ func TestBackupWhileWriting(t *testing.T) {
 				// The password hash came along, and so did the session (the keys did).
 				backupLogin(t, q, inst.domain)
 				gq(q, inst.domain, inst.session, `{ find(type: Book, arcql: "*") { edges { cursor } } }`, nil)
+			}
+			// The image came along: its tag is listed, and it pulls whole
+			// (manifest, config and layer, each checked against its
+			// digest), with the publishing token issued before the backup.
+			st, tags := q.registryGet(t, "/v2/shop/echo/tags/list", publish)
+			if want := map[string]any{"name": "shop/echo", "tags": []any{"v1"}}; st != http.StatusOK || !cmp.Equal(want, tags) {
+				t.Errorf("GET /v2/shop/echo/tags/list on the restored server: %d %v, want 200 %v", st, tags, want)
+			}
+			if img, err := remote.Image(q.imageRef(t, "shop/echo:v1"), registryLogin(publish)); err != nil {
+				t.Errorf("pulling shop/echo:v1 from the restored server: %v", err)
+			} else if err := validate.Image(img); err != nil {
+				t.Errorf("shop/echo:v1 pulled from the restored server: %v", err)
+			} else if got, _ := img.Digest(); got != pushed {
+				t.Errorf("shop/echo:v1 on the restored server is %s, pushed as %s", got, pushed)
 			}
 			// The hook delivers the restored server's changes: the
 			// restored feed starts over, and so does the hook.
