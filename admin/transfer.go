@@ -12,6 +12,7 @@ import (
 
 	"github.com/corehq/core/backup"
 	"github.com/corehq/core/errcode"
+	"github.com/corehq/core/hooks"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
 )
@@ -86,25 +87,45 @@ func (t *Transfer) importInstance(c echo.Context) error {
 		Release: cmp.Or(c.QueryParam("release"), exp.Release), Settings: settings}
 	// The records must fit the release they are imported into (a missing
 	// release is refused by ImportInstance).
-	var check func(r *store.Record) error
-	if rel, ok := t.reg.Release(spec.App, spec.Release); ok {
-		check = func(r *store.Record) error { return tenant.Accepts(rel.Model, r) }
-	}
+	rel, known := t.reg.Release(spec.App, spec.Release)
 	var n backup.Imported
+	var imported string // the new instance's id
 	inst, token, err := t.reg.ImportInstance(ctx, spec, exp.AdminAccountID, func(ctx context.Context, id string) error {
+		imported = id
+		var eventHooks []string
 		var err error
 		n, err = backup.Import(ctx, t.st, ar, id, backup.ImportOptions{
 			Quota: settings.Quota.Store(),
-			Check: check,
+			Check: func(r *store.Record) error {
+				// The records must fit the release they are imported into
+				// (a missing release is refused by ImportInstance).
+				if known {
+					if err := tenant.Accepts(rel.Model, r); err != nil {
+						return err
+					}
+				}
+				if r.Type == hooks.Type {
+					hooks.Rehome(t.reg.Sealer(), exp.ID, id, r)
+					eventHooks = append(eventHooks, r.ID)
+				}
+				return nil
+			},
 		})
 		if err == nil && n.Files > 0 {
 			// Uploads count their files in the instance's counters; an
 			// import counts what it put the same way.
 			err = t.st.AddCounters(ctx, map[string]map[string]int64{id: {tenant.CounterFiles: n.Files, tenant.CounterFileBytes: n.FileBytes}})
 		}
+		if err == nil && len(eventHooks) > 0 {
+			// The hooks deliver the new instance's changes from its first.
+			err = hooks.Noted(ctx, t.st, id, eventHooks)
+		}
 		return err
 	})
 	if err != nil {
+		if imported != "" {
+			err = errors.Join(err, hooks.Forget(context.WithoutCancel(ctx), t.st, imported))
+		}
 		return importFailed(err)
 	}
 	return c.JSON(http.StatusCreated, map[string]any{"domain": inst.Domain, "token": token, "records": n.Records, "files": n.Files})

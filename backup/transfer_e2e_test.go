@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/corehq/core/internal/hooktest"
+	"github.com/corehq/core/keyring"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/store/bolt/bolttest"
 	"github.com/corehq/core/store/mongo/mongotest"
@@ -73,6 +75,10 @@ func TestExportImportAcrossStores(t *testing.T) {
 	// export and downloaded from the imported instance.
 	fileBodies := map[string][]byte{"logo.png": pngBytes(t), "notes.txt": []byte("a file's content, carried along\n")}
 	files := uploadFiles(t, src, "src.test", token, fileBodies)
+	// An event hook of the books: imported, it delivers the new
+	// instance's changes, signed with the same secret.
+	rcv := hooktest.Start(t)
+	hook := up("EventHook", map[string]any{"url": rcv.URL, "secret": rcv.Secret, "types": []any{"Book"}})
 	getAuthor := `query($id: String!) { get(type: Author, id: $id) { ... on Author { name best { title } books { title } } } }`
 	want := map[string]any{}
 	for _, q := range transferQueries {
@@ -126,6 +132,32 @@ func TestExportImportAcrossStores(t *testing.T) {
 	}
 	if st, u := dst.Admin("GET", "/instances/moved.test/usage", nil); st != 200 || dumpJSON(u["files"]) != "2" {
 		t.Errorf("the imported instance's usage: %d %v, want its 2 files counted", st, u)
+	}
+	moved := gq(dst, "moved.test", newToken, `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
+		map[string]any{"v": map[string]any{"Book": map[string]any{"title": "written after the move"}}})["upsert"].([]any)[0].(map[string]any)["id"].(string)
+	rcv.WaitFor(t, "the imported hook's event of a new book", func(r *hooktest.Receiver) bool {
+		for _, e := range r.Events() {
+			if e.Op == "CREATED" && e.Record == moved && e.Instance == "moved.test" {
+				return true
+			}
+		}
+		return false
+	})
+	if _, _, bad := rcv.Posts(); len(bad) > 0 {
+		t.Errorf("the imported hook's posts fail their signature: %v", bad)
+	}
+	// A server of other keys cannot open the hook's secret: the hook is
+	// imported disabled, without it.
+	other := servertest.Start(t, servertest.WithStore(bolttest.Open(t)), servertest.WithKeys(keyring.Hold(keyring.Generate())))
+	other.PutRelease("shop", "v1", transferSDL)
+	res, out := other.DoRaw("POST", "/admin/v1/instances/other.test/import", other.AdminHeaders(), export)
+	var created map[string]any
+	if err := jsonUnmarshal(out, &created); err != nil || res.StatusCode != http.StatusCreated {
+		t.Fatalf("import on a server of other keys: %d %s", res.StatusCode, out)
+	}
+	if h := gq(other, "other.test", created["token"].(string), `query($id: String!) { get(type: EventHook, id: $id) { ... on EventHook { url enabled } } }`,
+		map[string]any{"id": hook})["get"].(map[string]any); h["enabled"] != false || h["url"] != rcv.URL {
+		t.Errorf("the hook imported on a server of other keys: %v, want it disabled", h)
 	}
 	login := gq(dst, "moved.test", "", `query { login(username: "ann", password: "correct horse battery") { sessionToken } }`, nil)
 	if tok, _ := login["login"].(map[string]any)["sessionToken"].(string); tok == "" {

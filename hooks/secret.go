@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
+
+	"github.com/corehq/core/store"
 )
 
 // SecretPrefix begins every hook secret (Standard Webhooks).
@@ -52,4 +54,27 @@ func OpenSecret(s Sealer, instanceID, sealed string) ([]byte, error) {
 	}
 	key, _, err := s.Open(sealed, secretAAD(instanceID))
 	return key, err
+}
+
+// Rehome prepares an EventHook record imported from instance from into
+// instance to (an export moved: backup.Import), whose secret is sealed
+// for from. Where this server's keys open it (the same server, or servers
+// sharing their key file) it is sealed again for to; elsewhere nothing in
+// the export opens it, so the secret is removed and the hook disabled
+// (enabled: false) until a client writes a secret and enables it again,
+// as env values are not carried either. Other records are left as they
+// are.
+func Rehome(s Sealer, from, to string, r *store.Record) {
+	sealed, _ := r.Fields["secret"].(string)
+	if r.Type != Type || sealed == "" {
+		return
+	}
+	if s != nil {
+		if key, _, err := s.Open(sealed, secretAAD(from)); err == nil {
+			r.Fields["secret"] = s.Seal(key, secretAAD(to))
+			return
+		}
+	}
+	delete(r.Fields, "secret")
+	r.Fields["enabled"] = false
 }
