@@ -2,6 +2,7 @@ package gql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/corehq/core/errcode"
@@ -15,8 +16,15 @@ import (
 // delivery service of a new hook.
 
 // checkEventHook refuses an EventHook input whose url, types, operations
-// or arcql cannot be delivered.
-func (u *upserter) checkEventHook(set map[string]any, path string) error {
+// or arcql cannot be delivered, and a new hook past hooks.MaxHooks.
+func (u *upserter) checkEventHook(ctx context.Context, set map[string]any, id, path string) error {
+	if _, err := u.c.Store.Get(ctx, u.c.Instance.ID, hooks.Type, id); errors.Is(err, store.ErrNotFound) {
+		if err := u.roomFor(ctx, hooks.Type, hooks.MaxHooks, "event hooks", path); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return storeError(err)
+	}
 	if url, ok := set["url"].(string); ok {
 		if err := hooks.CheckURL(url); err != nil {
 			return errcode.New(errcode.BadRequest, "%s.url: %v", path, err)

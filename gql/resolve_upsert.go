@@ -234,7 +234,7 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 			return "", err
 		}
 	case hooks.Type:
-		if err := u.checkEventHook(set, path); err != nil {
+		if err := u.checkEventHook(u.p.Context, set, id, path); err != nil {
 			return "", err
 		}
 	case schedule.Type:

@@ -34,12 +34,8 @@ func (u *upserter) checkSchedule(ctx context.Context, obj, set map[string]any, i
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		old = nil
-		n, err := u.c.Store.Find(ctx, u.c.Instance.ID, &store.Query{Type: schedule.Type, IDsOnly: true, IncludeTrashed: true, Limit: schedule.MaxSchedules})
-		if err != nil {
-			return storeError(err)
-		}
-		if len(n) >= schedule.MaxSchedules {
-			return errcode.New(errcode.BadRequest, "%s: the instance has %d scheduled functions, as many as it may have", path, schedule.MaxSchedules)
+		if err := u.roomFor(ctx, schedule.Type, schedule.MaxSchedules, "scheduled functions", path); err != nil {
+			return err
 		}
 	case err != nil:
 		return storeError(err)
@@ -172,6 +168,21 @@ func (e *Engine) RunScheduled(ctx context.Context, inst *tenant.Instance, sch *s
 			return fmt.Errorf("%s: %s", code, first.Message)
 		}
 		return errors.New(first.Message)
+	}
+	return nil
+}
+
+// roomFor refuses a new record of typ in an instance that holds max of
+// them already, trashed ones too (the services that run them take the
+// first max: a record past them would be kept and never run); what names
+// them in the error.
+func (u *upserter) roomFor(ctx context.Context, typ string, max int, what, path string) error {
+	n, err := u.c.Store.Find(ctx, u.c.Instance.ID, &store.Query{Type: typ, IDsOnly: true, IncludeTrashed: true, Limit: max})
+	if err != nil {
+		return storeError(err)
+	}
+	if len(n) >= max {
+		return errcode.New(errcode.BadRequest, "%s: the instance has %d %s, as many as it may have", path, max, what)
 	}
 	return nil
 }

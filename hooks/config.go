@@ -37,8 +37,6 @@ type Config struct {
 	// (and always after a failure, when it stops, and when it is idle):
 	// what a killed process may post again.
 	SaveEvery time.Duration
-	// MaxHooks is the most hooks of one instance that are delivered.
-	MaxHooks int
 	// Parallel is how many posts of one hook may be under way at once
 	// (for different records: a record's changes go one at a time).
 	Parallel int
@@ -56,7 +54,6 @@ func DefaultConfig() Config {
 		Scan:        time.Second,
 		LogSize:     100,
 		SaveEvery:   250 * time.Millisecond,
-		MaxHooks:    100,
 		Parallel:    16,
 	}
 }

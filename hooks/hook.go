@@ -12,6 +12,11 @@ import (
 // Type is the built-in record type of event hooks.
 const Type = "EventHook"
 
+// MaxHooks is how many EventHook records an instance may have (trashed
+// ones count): a write creating one more is refused (gql), and the
+// service delivers the first MaxHooks by id only.
+const MaxHooks = 100
+
 // Operations are the values of EventHook.operations: the change ops of
 // the feed.
 var Operations = []string{

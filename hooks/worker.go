@@ -103,7 +103,7 @@ func (w *worker) order() []string {
 func (w *worker) load(ctx context.Context) error {
 	w.loaded, w.reload = time.Now(), false
 	inst := w.inst.Load()
-	recs, err := w.s.st.Find(ctx, w.id, &store.Query{Type: Type, Limit: w.s.cfg.MaxHooks})
+	recs, err := w.s.st.Find(ctx, w.id, &store.Query{Type: Type, Limit: MaxHooks})
 	if err != nil {
 		return err
 	}

@@ -212,6 +212,30 @@ func TestEventHookRefusedAndDisabled(t *testing.T) {
 	}
 }
 
+// TestEventHookBound: an instance may have hooks.MaxHooks event hooks
+// (the service delivers that many): one more is refused, naming the
+// bound, and nothing of it is kept; the hooks there may still change.
+func TestEventHookBound(t *testing.T) {
+	t.Parallel()
+	env := servertest.Start(t)
+	token := hookInstance(t, env, "bound.test")
+	secret := "whsec_" + strings.Repeat("A", 32)
+	many := make([]any, hooks.MaxHooks)
+	for i := range many {
+		many[i] = map[string]any{"url": fmt.Sprintf("https://example.com/%d", i), "secret": secret}
+	}
+	first := upsertOK(t, env, "bound.test", token, map[string]any{"EventHook": many})
+	st, body := env.GraphQL("bound.test", token, hookUpsert, map[string]any{"v": map[string]any{"EventHook": map[string]any{"url": "https://example.com/one-more", "secret": secret}}})
+	if msg, code := servertest.FirstError(body); code != "BAD_REQUEST" || !strings.Contains(msg, fmt.Sprintf("has %d event hooks, as many as it may have", hooks.MaxHooks)) {
+		t.Errorf("hook %d: %d %s, want BAD_REQUEST naming the bound", hooks.MaxHooks+1, st, jsonText(body))
+	}
+	_, body = env.GraphQL("bound.test", token, `{ aggregate { eventHook { core { count } } } }`, nil)
+	if n := jsonText(body["data"]); !strings.Contains(n, fmt.Sprintf(`"count":%d`, hooks.MaxHooks)) {
+		t.Errorf("the instance's hooks after the refusal: %s, want %d", n, hooks.MaxHooks)
+	}
+	upsertOK(t, env, "bound.test", token, map[string]any{"EventHook": map[string]any{"core": map[string]any{"id": first}, "enabled": false}})
+}
+
 // TestEventHookSessionsMayNotWrite: a user session cannot write an
 // EventHook (it would see every record of the instance), even with an
 // SBP grant on the type; nothing is stored.
