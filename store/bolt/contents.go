@@ -122,6 +122,8 @@ type fileContent struct {
 
 func (c fileContent) Size() int64 { return c.size }
 
+func (c fileContent) OSFile() *os.File { return c.File }
+
 func (d *dirContents) Delete(ctx context.Context, inst, id string) error {
 	if store.CheckContentName(inst, id) != nil {
 		return nil
