@@ -7,6 +7,7 @@ import (
 
 	"github.com/corehq/core/internal/testfiles"
 	"github.com/corehq/core/server/servertest"
+	"github.com/corehq/core/store/mongo/mongotest"
 	"github.com/corehq/core/tenant"
 )
 
@@ -107,4 +108,16 @@ func waitFor(t testing.TB, what string, ok func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// twoServers starts two servers on one store, as two processes share a
+// database: on MongoDB a store handle each, on bolt one file.
+func twoServers(t *testing.T) (a, b *servertest.Env) {
+	t.Helper()
+	if servertest.Kind() == servertest.KindMongo {
+		stores := mongotest.Shared(t, 2)
+		return servertest.Start(t, servertest.WithStore(stores[0])), servertest.Start(t, servertest.WithStore(stores[1]))
+	}
+	a = servertest.Start(t)
+	return a, servertest.Start(t, servertest.WithStore(a.Store))
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/corehq/core/internal/mailtest"
 	"github.com/corehq/core/server/servertest"
-	"github.com/corehq/core/store/mongo/mongotest"
 	"github.com/corehq/core/tenant"
 )
 
@@ -175,15 +174,7 @@ func TestMailServerDownThenUp(t *testing.T) {
 // two processes (a store handle each), on bolt two workers on one file.
 func TestMailTwoProcessesSendOnce(t *testing.T) {
 	t.Parallel()
-	var a, b *servertest.Env
-	if servertest.Kind() == servertest.KindMongo {
-		stores := mongotest.Shared(t, 2)
-		a = servertest.Start(t, servertest.WithStore(stores[0]))
-		b = servertest.Start(t, servertest.WithStore(stores[1]))
-	} else {
-		a = servertest.Start(t)
-		b = servertest.Start(t, servertest.WithStore(a.Store))
-	}
+	a, b := twoServers(t)
 	sink := mailtest.Start(t, "127.0.0.1:0")
 	mailInstance(t, a, "twice.test", fmt.Sprintf("%s:%d", sink.Host, sink.Port))
 	waitFor(t, "the second process to see the instance's smtp setting", func() bool {

@@ -7,13 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/corehq/core/internal/nodetest"
 	"github.com/corehq/core/server/servertest"
-	"github.com/corehq/core/store/mongo/mongotest"
 	"github.com/corehq/core/tenant"
 )
 
@@ -248,7 +246,7 @@ func TestAccessRulesWithRealClients(t *testing.T) {
 
 	// A bound on the whole run, not a timing assertion: the script waits
 	// on events, each at most hangGuard.
-	out, err := nodetest.Run(node, script, 3*time.Minute,
+	out := nodetest.RunOK(t, node, script,
 		"CORE_URL="+tb.admin.env.URL,
 		"CORE_DOMAIN="+tb.admin.domain,
 		"CORE_ALICE_TOKEN="+tb.alice.token,
@@ -259,13 +257,7 @@ func TestAccessRulesWithRealClients(t *testing.T) {
 		"CORE_GAMMA="+tb.gamma,
 		fmt.Sprintf("HANG_GUARD_MS=%d", hangGuard.Milliseconds()),
 	)
-	if err != nil {
-		t.Fatalf("node %s failed (%v):\n%s", filepath.Base(script), err, out)
-	}
 	t.Logf("node %s:\n%s", filepath.Base(script), out)
-	if !strings.HasSuffix(string(out), "\nok\n") {
-		t.Fatalf("node %s did not finish:\n%s", filepath.Base(script), out)
-	}
 }
 
 // TestAccessRulesFollowChanges: a rule's hops are resolved once and kept
@@ -276,15 +268,7 @@ func TestAccessRulesWithRealClients(t *testing.T) {
 // caller's answers never come from bob's.
 func TestAccessRulesFollowChanges(t *testing.T) {
 	t.Parallel()
-	var a, b *servertest.Env
-	if servertest.Kind() == servertest.KindMongo {
-		stores := mongotest.Shared(t, 2)
-		a = servertest.Start(t, servertest.WithStore(stores[0]))
-		b = servertest.Start(t, servertest.WithStore(stores[1]))
-	} else {
-		a = servertest.Start(t)
-		b = servertest.Start(t, servertest.WithStore(a.Store))
-	}
+	a, b := twoServers(t)
 	tb := newTaskBoardOn(t, a)
 	task := tb.alice.upsertOne("Task", map[string]any{"title": "alice one", "board": ref(tb.alpha)})
 	waitFor(t, "the second server to serve the instance", func() bool { _, ok := b.Directory.Lookup("board.test"); return ok })

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,4 +65,20 @@ func Run(node, script string, limit time.Duration, env ...string) ([]byte, error
 	cmd.Env = append(os.Environ(), env...)
 	cmd.WaitDelay = 10 * time.Second
 	return cmd.CombinedOutput()
+}
+
+// hangGuard bounds a script run by RunOK against a hang.
+const hangGuard = 3 * time.Minute
+
+// RunOK runs script as Run does, within a hang guard of minutes, and
+// fails tb with what it printed unless it ran to its end: exit status 0
+// and "ok" on its last line, as the project's scripts print when every
+// check of theirs passed. It returns what the script printed.
+func RunOK(tb testing.TB, node, script string, env ...string) []byte {
+	tb.Helper()
+	out, err := Run(node, script, hangGuard, env...)
+	if err != nil || !strings.HasSuffix("\n"+string(out), "\nok\n") {
+		tb.Fatalf("node %s failed (%v):\n%s", filepath.Base(script), err, out)
+	}
+	return out
 }
