@@ -1,26 +1,20 @@
 package oci_test
 
 import (
-	"archive/tar"
 	"bytes"
 	"encoding/json"
 	"io"
-	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/corehq/core/internal/ocitest"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	"go.uber.org/zap"
 
 	"github.com/corehq/core/fn"
@@ -154,90 +148,20 @@ type file struct {
 // layer makes a gzip-compressed layer of entries, in order.
 func layer(t *testing.T, entries ...file) v1.Layer {
 	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, e := range entries {
-		hdr := &tar.Header{Name: e.name, Mode: 0o644, Size: int64(len(e.data)), Typeflag: tar.TypeReg}
-		if e.typ != 0 {
-			hdr.Typeflag, hdr.Size, hdr.Linkname = e.typ, 0, e.link
-		}
-		if hdr.Typeflag == tar.TypeDir {
-			hdr.Mode = 0o755
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			t.Fatal(err)
-		}
-		if hdr.Size > 0 {
-			if _, err := io.WriteString(tw, e.data); err != nil {
-				t.Fatal(err)
-			}
-		}
+	files := make([]ocitest.File, len(entries))
+	for i, e := range entries {
+		files[i] = ocitest.File{Name: e.name, Data: e.data, Type: e.typ, Link: e.link}
 	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	raw := buf.Bytes()
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return ocitest.Layer(t, files...)
 }
 
-// image makes an OCI image of layers, bottom first.
-func image(t *testing.T, layers ...v1.Layer) v1.Image {
-	t.Helper()
-	img, err := mutate.AppendLayers(mutate.MediaType(mutate.ConfigMediaType(empty.Image, types.OCIConfigJSON), types.OCIManifestSchema1), layers...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: "linux", Architecture: "amd64", RootFS: mustConfig(t, img).RootFS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
-}
-
-func mustConfig(t *testing.T, img v1.Image) *v1.ConfigFile {
-	t.Helper()
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cf
-}
+// image makes an OCI image of layers for linux/amd64.
+func image(t *testing.T, layers ...v1.Layer) v1.Image { return ocitest.Image(t, layers...) }
 
 // dockerfileImage builds what `docker build` makes of
-// testdata/images/<dir>/Dockerfile (FROM scratch; COPY function/
-// /function/): one layer holding the directory's function/ files.
+// testdata/images/<dir>/Dockerfile (ocitest.DockerfileImage).
 func dockerfileImage(t *testing.T, dir string) v1.Image {
-	t.Helper()
-	root := filepath.Join("..", "testdata", "images", dir)
-	df, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(df), "COPY function/ /function/") {
-		t.Fatalf("%s/Dockerfile no longer copies function/ to /function/: update this helper", root)
-	}
-	var entries []file
-	err = filepath.WalkDir(filepath.Join(root, "function"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		entries = append(entries, file{name: filepath.ToSlash(rel), data: string(b)})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(entries, func(a, b file) int { return strings.Compare(a.name, b.name) })
-	return image(t, layer(t, entries...))
+	return ocitest.DockerfileImage(t, filepath.Join("..", "testdata", "images", dir))
 }
 
 func dump(v any) string {

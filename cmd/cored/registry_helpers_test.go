@@ -1,95 +1,25 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
 	"encoding/json"
-	"io"
-	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
+
+	"github.com/corehq/core/internal/ocitest"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/corehq/core/oci"
 )
 
 // echoImage builds what `docker build` makes of
-// testdata/images/echo/Dockerfile (FROM scratch; COPY function/
-// /function/): one layer holding the directory's function/ files, as the
-// oci package's tests build it.
+// testdata/images/echo/Dockerfile, as the oci package's tests do.
 func echoImage(t *testing.T) v1.Image {
-	t.Helper()
-	root := filepath.Join("..", "..", "testdata", "images", "echo")
-	df, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(df), "COPY function/ /function/") {
-		t.Fatalf("%s/Dockerfile no longer copies function/ to /function/: update this helper", root)
-	}
-	var names []string
-	err = filepath.WalkDir(filepath.Join(root, "function"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			names = append(names, p)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(names)
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, p := range names {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hdr := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}
-		if err := tw.WriteHeader(hdr); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	raw := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(mutate.MediaType(mutate.ConfigMediaType(empty.Image, types.OCIConfigJSON), types.OCIManifestSchema1), layer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: "linux", Architecture: "amd64", RootFS: cf.RootFS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
+	return ocitest.DockerfileImage(t, filepath.Join("..", "..", "testdata", "images", "echo"))
 }
 
 // publishToken issues a publishing token of app through p's admin API.
