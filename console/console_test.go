@@ -3,6 +3,7 @@ package console_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/corehq/core/console"
 	"github.com/corehq/core/server/door"
+	"github.com/corehq/core/store/mongo/mongotest"
 )
 
 // newEcho mounts the console on an echo that answers errors as the
@@ -101,3 +103,7 @@ func TestNoRemoteReferences(t *testing.T) {
 		}
 	}
 }
+
+// TestMain stops the MongoDB-wire test server the browser tests start
+// (TestUploadedFilesInABrowser runs on both stores).
+func TestMain(m *testing.M) { os.Exit(mongotest.Main(m)) }
