@@ -24,8 +24,8 @@ import (
 // (check): a change of such a type drops the rules that read it, so a
 // request sees every change the feed held when it began, written by this
 // process or by another on the same MongoDB. What the feed cannot show
-// is covered by doubt: a feed that went back or was trimmed, or more
-// changes than maxRecheck to look through, drops the instance's rules,
+// is covered by doubt: a feed that was trimmed, or more changes than
+// maxRecheck to look through, drops the instance's rules,
 // and no rule serves longer than maxReuse (on MongoDB a process dying
 // between writing a record and appending its change leaves a change the
 // feed never holds). A rule whose hops' results depend on the request's
@@ -96,9 +96,15 @@ func (rc *ruleCache) check(ctx context.Context, inst string) (uint64, error) {
 	ir.mu.Lock()
 	defer ir.mu.Unlock()
 	switch {
-	case last == ir.seq:
-		return last, nil
-	case last < ir.seq || last-ir.seq > maxRecheck || len(ir.entries) == 0:
+	case last <= ir.seq:
+		// Nothing new; or another request looked further since this one
+		// read the feed: the entries hold as of ir.seq, which is more than
+		// this request needs. ir.seq never goes back (an instance's feed
+		// never restarts: its id is new): were it set back, a rule
+		// resolved before changes already looked through could be kept
+		// again, and served to a request that began after them.
+		return ir.seq, nil
+	case last-ir.seq > maxRecheck || len(ir.entries) == 0:
 		rc.dropAll(ir)
 	default:
 		changed := map[string]bool{}
