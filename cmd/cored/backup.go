@@ -75,7 +75,7 @@ func backupCmd(ctx context.Context, args []string, getenv func(string) string, s
 			}
 			return fetchBackup(ctx, strings.TrimRight(*from, "/"), *token, w)
 		}
-		st, err := openForCmd(ctx, *data, *mongoURI)
+		st, err := openForCmd(ctx, *data, *mongoURI, true)
 		if err != nil {
 			return err
 		}
@@ -159,11 +159,16 @@ func fetchBackup(ctx context.Context, base, token string, w io.Writer) error {
 
 // openForCmd opens the store of a stopped data directory or a MongoDB
 // database for backup and restore.
-func openForCmd(ctx context.Context, data, mongoURI string) (store.Store, error) {
+func openForCmd(ctx context.Context, data, mongoURI string, existing bool) (store.Store, error) {
 	if mongoURI != "" {
 		return mongo.Open(ctx, mongo.DefaultConfig(mongoURI))
 	}
-	if err := os.MkdirAll(data, 0o700); err != nil {
+	if existing {
+		// A mistyped path must not make an empty store and back it up.
+		if _, err := os.Stat(filepath.Join(data, "core.db")); err != nil {
+			return nil, fmt.Errorf("%s holds no data directory's store (core.db): %w", data, err)
+		}
+	} else if err := os.MkdirAll(data, 0o700); err != nil {
 		return nil, err
 	}
 	cfg := bolt.DefaultConfig()
@@ -207,7 +212,7 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	st, err := openForCmd(ctx, *data, *mongoURI)
+	st, err := openForCmd(ctx, *data, *mongoURI, false)
 	if err != nil {
 		return err
 	}

@@ -103,6 +103,16 @@ func TestBackupOfStoppedDataDir(t *testing.T) {
 	}
 
 	p.terminate(t)
+	// A mistyped data directory is refused: no empty store is made and
+	// backed up as if it were one.
+	typo := filepath.Join(t.TempDir(), "no-such-data")
+	code, out, errOut = runCmd(t, env(nil), "backup", "--data", typo, filepath.Join(busyDir, "typo.tar.gz"))
+	if code == 0 || !strings.Contains(errOut, "holds no data directory's store") {
+		t.Errorf("cored backup --data of a missing directory: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(typo); err == nil {
+		t.Errorf("cored backup --data made the missing directory %s", typo)
+	}
 	archive := filepath.Join(t.TempDir(), "core.tar.gz")
 	code, out, errOut = runCmd(t, env(nil), "backup", "--data", data, archive)
 	if code != 0 || !strings.Contains(out, "backup written to "+archive) {
