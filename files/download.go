@@ -4,6 +4,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -11,7 +12,6 @@ import (
 	"github.com/corehq/core/errcode"
 	"github.com/corehq/core/media"
 	"github.com/corehq/core/server/door"
-	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
 	"github.com/corehq/core/untrusted"
 )
@@ -62,12 +62,16 @@ func (h *Handler) download(c echo.Context) error {
 	}
 	hdr.Set("Content-Disposition", mimeDisposition(disposition, f.Name))
 	var body io.ReadSeeker = content
-	if local, ok := content.(store.LocalContent); ok {
+	if local, ok := content.(localContent); ok {
 		body = local.OSFile()
 	}
 	http.ServeContent(sendfileResponse{c.Response()}, req, "", f.Updated, body)
 	return nil
 }
+
+// localContent is a content kept in a file of this machine's disk (the
+// embedded store's).
+type localContent interface{ OSFile() *os.File }
 
 // sendfileResponse gives echo's Response the ReadFrom of the connection
 // under it, so that http.ServeContent hands a file to the connection

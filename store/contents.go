@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync/atomic"
 	"time"
 )
@@ -57,14 +56,6 @@ type Content interface {
 	io.ReadSeekCloser
 	// Size is the content's length in bytes.
 	Size() int64
-}
-
-// LocalContent is a Content kept in a file of this machine's disk (the
-// embedded store's): a download hands the file to the connection whole
-// (sendfile) instead of copying it through a buffer.
-type LocalContent interface {
-	Content
-	OSFile() *os.File
 }
 
 // ContentsHolder is a store that keeps file contents beside its records.

@@ -122,6 +122,8 @@ type fileContent struct {
 
 func (c fileContent) Size() int64 { return c.size }
 
+// OSFile is the content's file: a download hands it to the connection
+// whole (sendfile) instead of copying it through a buffer.
 func (c fileContent) OSFile() *os.File { return c.File }
 
 func (d *dirContents) Delete(ctx context.Context, inst, id string) error {
