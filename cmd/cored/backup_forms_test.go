@@ -54,21 +54,8 @@ func TestBackupOfStoppedDataDir(t *testing.T) {
 	if token == "" {
 		t.Fatalf("deploy made no instance %s: %s", domain, out)
 	}
-	gq := func(p *coredProcess, token, query string, vars map[string]any) map[string]any {
-		t.Helper()
-		h := map[string]string{"core-domain": domain}
-		if token != "" {
-			h["authorization"] = token
-		}
-		st, body := p.call(t, "POST", "/graphql", h, map[string]any{"query": query, "variables": vars})
-		if st != 200 || body["errors"] != nil {
-			t.Fatalf("%s: %d %v", query, st, body)
-		}
-		d, _ := body["data"].(map[string]any)
-		return d
-	}
 	upsert := func(typ string, v map[string]any) string {
-		d := gq(p, token, `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
+		d := p.data(t, domain, token, `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
 			map[string]any{"v": map[string]any{typ: v}})
 		return d["upsert"].([]any)[0].(map[string]any)["id"].(string)
 	}
@@ -79,12 +66,12 @@ func TestBackupOfStoppedDataDir(t *testing.T) {
 	}
 	upsert("Author", map[string]any{"name": "Ann", "best": ref(books[0]), "books": []any{ref(books[0]), ref(books[1])}})
 	upsert("Author", map[string]any{"name": "Bo", "books": []any{ref(books[2])}})
-	gq(p, token, `mutation($v: AccountInput!) { createAccount(value: $v) { id } }`,
+	p.data(t, domain, token, `mutation($v: AccountInput!) { createAccount(value: $v) { id } }`,
 		map[string]any{"v": map[string]any{"username": "ann", "password": map[string]any{"value": "correct horse battery"}}})
 	session := backupLogin(t, p, domain)
 	answers := map[string]any{}
 	for _, q := range formsQueries {
-		answers[q] = gq(p, token, q, nil)
+		answers[q] = p.data(t, domain, token, q, nil)
 	}
 	if got := answers[formsQueries[2]]; !cmp.Equal(map[string]any{"greet": "hello, ann"}, got) {
 		t.Fatalf("greet before the backup: %v", got)
@@ -135,12 +122,12 @@ func TestBackupOfStoppedDataDir(t *testing.T) {
 
 	q := startCoredArgs(t, "--admin-token", admin, "--data", restored)
 	for _, query := range formsQueries {
-		if d := cmp.Diff(answers[query], gq(q, token, query, nil)); d != "" {
+		if d := cmp.Diff(answers[query], q.data(t, domain, token, query, nil)); d != "" {
 			t.Errorf("%s (-before the backup +restored):\n%s", query, d)
 		}
 	}
 	backupLogin(t, q, domain)
-	gq(q, session, `{ find(type: Book, arcql: "*") { edges { cursor } } }`, nil)
+	q.data(t, domain, session, `{ find(type: Book, arcql: "*") { edges { cursor } } }`, nil)
 }
 
 // TestScheduledBackups runs a server with --backup-every 1m --backup-keep

@@ -176,21 +176,8 @@ func TestBackupWhileWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	gq := func(p *coredProcess, domain, token, query string, vars map[string]any) map[string]any {
-		t.Helper()
-		h := map[string]string{"core-domain": domain}
-		if token != "" {
-			h["authorization"] = token
-		}
-		st, body := p.call(t, "POST", "/graphql", h, map[string]any{"query": query, "variables": vars})
-		if st != 200 || body["errors"] != nil {
-			t.Fatalf("%s on %s: %d %v", query, domain, st, body)
-		}
-		d, _ := body["data"].(map[string]any)
-		return d
-	}
 	upsertOne := func(inst *backupInstance, typ string, v map[string]any) string {
-		d := gq(p, inst.domain, inst.token, `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
+		d := p.data(t, inst.domain, inst.token, `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
 			map[string]any{"v": map[string]any{typ: v}})
 		return d["upsert"].([]any)[0].(map[string]any)["id"].(string)
 	}
@@ -208,9 +195,9 @@ func TestBackupWhileWriting(t *testing.T) {
 		}
 		upsertOne(inst, "Author", map[string]any{"name": "Ann", "best": ref(books[0]), "books": []any{ref(books[0]), ref(books[1])}})
 		upsertOne(inst, "Author", map[string]any{"name": "Bo", "books": []any{ref(books[2])}})
-		gq(p, inst.domain, inst.token, `mutation($a: String!) { trash(type: Book, arcql: $a) }`,
+		p.data(t, inst.domain, inst.token, `mutation($a: String!) { trash(type: Book, arcql: $a) }`,
 			map[string]any{"a": fmt.Sprintf("core.id = '%s'", books[3])})
-		acct := gq(p, inst.domain, inst.token, `mutation($v: AccountInput!) { createAccount(value: $v) { id } }`,
+		acct := p.data(t, inst.domain, inst.token, `mutation($v: AccountInput!) { createAccount(value: $v) { id } }`,
 			map[string]any{"v": map[string]any{"username": "ann", "password": map[string]any{"value": "correct horse battery"}}})
 		acctID := acct["createAccount"].(map[string]any)["id"].(string)
 		upsertOne(inst, "AccessRight", map[string]any{"resource": "*", "resourceType": "Book", "operationType": "Query",
@@ -219,7 +206,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		inst.session = backupLogin(t, p, inst.domain)
 		inst.answers = map[string]any{}
 		for _, q := range backupQueries {
-			inst.answers[q] = gq(p, inst.domain, inst.token, q, nil)
+			inst.answers[q] = p.data(t, inst.domain, inst.token, q, nil)
 		}
 		// The image's function answers, not an error.
 		answer, _ := inst.answers[echoQuery].(map[string]any)
@@ -321,7 +308,7 @@ func TestBackupWhileWriting(t *testing.T) {
 			q := startCoredArgs(t, append([]string{"--admin-token", admin}, target.serve...)...)
 			for _, inst := range insts {
 				for _, query := range backupQueries {
-					got := gq(q, inst.domain, inst.token, query, nil)
+					got := q.data(t, inst.domain, inst.token, query, nil)
 					if d := cmp.Diff(inst.answers[query], got); d != "" {
 						t.Errorf("%s: %s (-before the backup +restored):\n%s", inst.domain, query, d)
 					}
@@ -336,7 +323,7 @@ func TestBackupWhileWriting(t *testing.T) {
 				}
 				// The password hash came along, and so did the session (the keys did).
 				backupLogin(t, q, inst.domain)
-				gq(q, inst.domain, inst.session, `{ find(type: Book, arcql: "*") { edges { cursor } } }`, nil)
+				q.data(t, inst.domain, inst.session, `{ find(type: Book, arcql: "*") { edges { cursor } } }`, nil)
 			}
 			// The image came along: its tag is listed, and it pulls whole
 			// (manifest, config and layer, each checked against its
@@ -355,7 +342,7 @@ func TestBackupWhileWriting(t *testing.T) {
 			// The hook delivers the restored server's changes: the
 			// restored feed starts over, and so does the hook.
 			book := func() string {
-				d := gq(q, insts[0].domain, insts[0].token, `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
+				d := q.data(t, insts[0].domain, insts[0].token, `mutation($v: CoreUpsertInputUnion!) { upsert(values: $v) { id } }`,
 					map[string]any{"v": map[string]any{"Book": map[string]any{"title": "after the restore, on " + target.name}}})
 				return d["upsert"].([]any)[0].(map[string]any)["id"].(string)
 			}()

@@ -131,6 +131,22 @@ func (p *coredProcess) call(t testing.TB, method, path string, headers map[strin
 	return res.StatusCode, out
 }
 
+// data runs a GraphQL document on the instance domain as token ("" for
+// none), which must succeed, and returns its data.
+func (p *coredProcess) data(t testing.TB, domain, token, query string, vars map[string]any) map[string]any {
+	t.Helper()
+	h := map[string]string{"core-domain": domain}
+	if token != "" {
+		h["authorization"] = token
+	}
+	st, body := p.call(t, "POST", "/graphql", h, map[string]any{"query": query, "variables": vars})
+	if st != 200 || body["errors"] != nil {
+		t.Fatalf("%s on %s: %d %v", query, domain, st, body)
+	}
+	d, _ := body["data"].(map[string]any)
+	return d
+}
+
 // send sends a JSON body to the process with headers and returns the
 // answer; the caller closes it.
 func (p *coredProcess) send(ctx context.Context, t testing.TB, method, path string, headers map[string]string, body any) *http.Response {
