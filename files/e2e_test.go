@@ -164,3 +164,26 @@ func TestUploadAndDownload(t *testing.T) {
 	}
 	checkContent(t, a, core["id"].(string), false)
 }
+
+// TestAnonymousNeedsTheInstancesConsent: a grant to anonymous on an
+// instance that does not allow anonymous requests lets no anonymous
+// caller download the file (it answers as a missing file), and turning
+// them on lets the grant work.
+func TestAnonymousNeedsTheInstancesConsent(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, tenant.Settings{})
+	_, ada := a.session("ada")
+	logo := pngOf(t, 8, 8)
+	rec := a.uploaded("/upload/", ada, part{"logo.png", logo})[0]
+	url := rec["url"].(map[string]any)["path"].(string)
+	a.grant(ada, rec["core"].(map[string]any)["id"].(string), "anonymous")
+	if res, body := a.download(url, "", nil); res.StatusCode != http.StatusNotFound || bytes.Equal(body, logo) {
+		t.Errorf("anonymous on an instance without anonymous requests: %d, the content: %v; want a missing file's 404", res.StatusCode, bytes.Equal(body, logo))
+	}
+	if st, body := a.env.Admin(http.MethodPatch, "/instances/"+a.domain, map[string]any{"anonymousRequests": true}); st != http.StatusOK {
+		t.Fatalf("turning anonymous requests on: %d %v", st, body)
+	}
+	if res, body := a.download(url, "", nil); res.StatusCode != http.StatusOK || !bytes.Equal(body, logo) {
+		t.Errorf("anonymous once the instance allows it: %d, %d bytes", res.StatusCode, len(body))
+	}
+}
