@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"net/http"
 	"testing"
-	"time"
+
+	"github.com/corehq/core/internal/poll"
 
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/store/mongo/mongotest"
@@ -29,13 +30,7 @@ func TestFilesAcrossProcesses(t *testing.T) {
 		first = newApp(t, tenant.Settings{})
 		second = servertest.Start(t, servertest.WithStore(first.env.Store))
 	}
-	deadline := time.Now().Add(time.Minute) // a hang guard, not a timing assertion
-	for _, ok := second.Directory.Lookup(first.domain); !ok; _, ok = second.Directory.Lookup(first.domain) {
-		if time.Now().After(deadline) {
-			t.Fatal("the second server never saw the instance")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll.Until(t, "the second server to see the instance", func() bool { _, ok := second.Directory.Lookup(first.domain); return ok })
 	other := &app{t: t, env: second, domain: first.domain, token: first.token, instID: first.instID}
 
 	logo := pngOf(t, 40, 30)

@@ -87,7 +87,7 @@ func (c *call) rule(ctx context.Context, typ, op string) (arcql.Expr, error) {
 	}
 	rule := t.Rules[op]
 	ck := ruleKey{rule: rule, caller: p.Caller}
-	cached := c.rules != nil && cacheable(rule)
+	cached := c.rules != nil && !rule.Now // a rule of $now holds for one request
 	if cached && !c.rulesChecked {
 		seq, err := c.rules.check(ctx, c.Instance.ID)
 		if err != nil {

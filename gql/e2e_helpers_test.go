@@ -3,7 +3,6 @@ package gql_test
 import (
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/corehq/core/internal/testfiles"
 	"github.com/corehq/core/server/servertest"
@@ -94,20 +93,6 @@ func path(v any, steps ...any) any {
 		}
 	}
 	return v
-}
-
-// waitFor waits for ok to hold, for at most a minute (a second server
-// learning of an instance, a worker's progress): never a bound on how
-// fast, only on how long a test may hang.
-func waitFor(t testing.TB, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited a minute for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // twoServers starts two servers on one store, as two processes share a

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corehq/core/internal/poll"
+
 	"github.com/corehq/core/internal/mailtest"
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/tenant"
@@ -177,7 +179,7 @@ func TestMailTwoProcessesSendOnce(t *testing.T) {
 	a, b := twoServers(t)
 	sink := mailtest.Start(t, "127.0.0.1:0")
 	mailInstance(t, a, "twice.test", fmt.Sprintf("%s:%d", sink.Host, sink.Port))
-	waitFor(t, "the second process to see the instance's smtp setting", func() bool {
+	poll.Until(t, "the second process to see the instance's smtp setting", func() bool {
 		inst, ok := b.Directory.Lookup("twice.test")
 		return ok && inst.Settings.SMTP != nil
 	})

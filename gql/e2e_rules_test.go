@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/corehq/core/internal/poll"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/corehq/core/internal/nodetest"
@@ -271,7 +273,7 @@ func TestAccessRulesFollowChanges(t *testing.T) {
 	a, b := twoServers(t)
 	tb := newTaskBoardOn(t, a)
 	task := tb.alice.upsertOne("Task", map[string]any{"title": "alice one", "board": ref(tb.alpha)})
-	waitFor(t, "the second server to serve the instance", func() bool { _, ok := b.Directory.Lookup("board.test"); return ok })
+	poll.Until(t, "the second server to serve the instance", func() bool { _, ok := b.Directory.Lookup("board.test"); return ok })
 	on := func(c *client, env *servertest.Env) *client { cp := *c; cp.env = env; return &cp }
 	servers := map[string]*servertest.Env{"a": a, "b": b}
 	sees := func(c *client, want bool, when string) {

@@ -2,7 +2,6 @@ package gql
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,10 +61,9 @@ type ruleKey struct {
 }
 
 type resolvedRule struct {
-	f     arcql.Expr
-	types []string // the types its hops read
-	ids   int64    // how many ids its resolved hops hold
-	at    time.Time
+	f   arcql.Expr
+	ids int64 // how many ids its resolved hops hold
+	at  time.Time
 }
 
 func newRuleCache(st store.Store) *ruleCache {
@@ -121,7 +119,7 @@ func (rc *ruleCache) check(ctx context.Context, inst string) (uint64, error) {
 			after = page[len(page)-1].Seq
 		}
 		for k, r := range ir.entries {
-			for _, t := range r.types {
+			for _, t := range k.rule.Reads {
 				if changed[t] {
 					rc.drop(ir, k, r)
 					break
@@ -184,7 +182,7 @@ func (rc *ruleCache) put(inst string, k ruleKey, f arcql.Expr, seq uint64, now t
 	if old, ok := ir.entries[k]; ok {
 		rc.ids.Add(-old.ids)
 	}
-	ir.entries[k] = &resolvedRule{f: f, types: hopTypes(k.rule.Filter), ids: n, at: now}
+	ir.entries[k] = &resolvedRule{f: f, ids: n, at: now}
 }
 
 // forget drops an instance's entries (it was deleted).
@@ -221,35 +219,6 @@ func (rc *ruleCache) dropAll(ir *instRules) {
 	for k, r := range ir.entries {
 		rc.drop(ir, k, r)
 	}
-}
-
-// cacheable reports whether a rule's resolution may serve other
-// requests: not when it reads the request's time.
-func cacheable(r *schema.Rule) bool {
-	now := false
-	arcql.Walk(r.Filter, func(e arcql.Expr) bool {
-		is := func(v arcql.Value) bool { return v.Kind == arcql.KindParam && v.Str == "now" }
-		switch n := e.(type) {
-		case *arcql.Compare:
-			now = now || is(n.Value)
-		case *arcql.Range:
-			now = now || is(n.Lo) || is(n.Hi)
-		}
-		return !now
-	})
-	return !now
-}
-
-// hopTypes lists the target types of e's hops, nested ones too.
-func hopTypes(e arcql.Expr) []string {
-	var out []string
-	arcql.Walk(e, func(e arcql.Expr) bool {
-		if h, ok := e.(*arcql.Hop); ok && !slices.Contains(out, h.Target) {
-			out = append(out, h.Target)
-		}
-		return true
-	})
-	return out
 }
 
 // idsIn counts the ids of e's id lists.

@@ -23,7 +23,7 @@ func ruleCacheStore(t *testing.T) (store.Store, *schema.Rule, func(typ, id strin
 	if err := st.Declare(ctx, "i1", []store.TypeSpec{{Name: "Team"}, {Name: "Task", Refs: []string{"team"}}}); err != nil {
 		t.Fatal(err)
 	}
-	rule := &schema.Rule{Text: "team.name = 'x'", Filter: &arcql.Hop{Field: "team", Target: "Team", Sub: &arcql.All{}}}
+	rule := schema.NewRule("team.name = 'x'", &arcql.Hop{Field: "team", Target: "Team", Sub: &arcql.All{}})
 	write := func(typ, id string) {
 		t.Helper()
 		if _, err := st.Write(ctx, "i1", []store.Op{{Kind: store.OpUpsert, Type: typ, ID: id, Set: map[string]any{"name": "x"}}}, store.Quota{}); err != nil {

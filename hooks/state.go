@@ -156,15 +156,19 @@ func Restarted(ctx context.Context, st store.Store) error {
 	if err != nil {
 		return err
 	}
+	newest := map[string]uint64{} // by instance
 	for key, raw := range docs {
 		inst, hookID, _ := strings.Cut(key, "/")
 		var s State
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return fmt.Errorf("hooks: the state of hook %s: %w", hookID, err)
 		}
-		last, err := st.LastChange(ctx, inst)
-		if err != nil {
-			return err
+		last, ok := newest[inst]
+		if !ok {
+			if last, err = st.LastChange(ctx, inst); err != nil {
+				return err
+			}
+			newest[inst] = last
 		}
 		s.Cursor, s.Attempt, s.NextAttempt, s.FailingSince = last, 0, time.Time{}, time.Time{}
 		if err := saveState(ctx, st, inst, hookID, &s); err != nil {

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/vektah/gqlparser/v2/ast"
@@ -20,6 +21,32 @@ type Rule struct {
 	// Filter is the rule bound in its type, with $caller and $now kept as
 	// parameters (arcql.WithParams gives them their values per request).
 	Filter arcql.Expr
+	// Reads are the types the rule's reference hops read, nested ones
+	// too: what it resolves to holds while no record of them changes.
+	Reads []string
+	// Now says the rule compares with $now: what it resolves to holds
+	// for one request.
+	Now bool
+}
+
+// NewRule returns the rule text bound as f, with what it reads.
+func NewRule(text string, f arcql.Expr) *Rule {
+	r := &Rule{Text: text, Filter: f}
+	arcql.Walk(f, func(e arcql.Expr) bool {
+		isNow := func(v arcql.Value) bool { return v.Kind == arcql.KindParam && v.Str == "now" }
+		switch n := e.(type) {
+		case *arcql.Hop:
+			if !slices.Contains(r.Reads, n.Target) {
+				r.Reads = append(r.Reads, n.Target)
+			}
+		case *arcql.Compare:
+			r.Now = r.Now || isNow(n.Value)
+		case *arcql.Range:
+			r.Now = r.Now || isNow(n.Lo) || isNow(n.Hi)
+		}
+		return true
+	})
+	return r
 }
 
 // pendingRules is an @access directive waiting for every type to be built.
@@ -67,7 +94,7 @@ func (b *builder) compileRules(m *Model) {
 			if p.t.Rules == nil {
 				p.t.Rules = map[string]*Rule{}
 			}
-			p.t.Rules[op] = &Rule{Text: text, Filter: f}
+			p.t.Rules[op] = NewRule(text, f)
 		}
 	}
 }

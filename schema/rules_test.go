@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,20 @@ func TestAccessRulesCompile(t *testing.T) {
 	}
 	if board, _ := m.Type("Board"); board.Rules != nil {
 		t.Errorf("Board has rules %v", board.Rules)
+	}
+	// What a rule reads decides how long its resolution holds (gql's
+	// rule cache): the types its hops pass through, and $now.
+	read := task.Rules["read"]
+	if !slices.Contains(read.Reads, "Board") || !slices.Contains(read.Reads, "Team") || read.Now {
+		t.Errorf("the read rule reads %v, $now %v; want Board and Team, no $now", read.Reads, read.Now)
+	}
+	m, err = Parse(`type Offer @access(read: "ends > $now") { ends: DateTime }`, DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	offer, _ := m.Type("Offer")
+	if r := offer.Rules["read"]; !r.Now || len(r.Reads) != 0 {
+		t.Errorf("a rule of $now: reads %v, $now %v; want none and true", r.Reads, r.Now)
 	}
 }
 

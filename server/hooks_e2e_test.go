@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corehq/core/internal/poll"
+
 	"github.com/corehq/core/hooks"
 	"github.com/corehq/core/internal/hooktest"
 	"github.com/corehq/core/server/servertest"
@@ -128,7 +130,7 @@ func TestEventHookDelivery(t *testing.T) {
 	if strings.Contains(jsonText(body), strings.TrimPrefix(rcv.Secret, "whsec_")) {
 		t.Errorf("the admin API shows the secret: %s", jsonText(body))
 	}
-	eventually(t, "the delivery log holds the four deliveries", func() bool {
+	poll.Until(t, "the delivery log holds the four deliveries", func() bool {
 		_, body = env.Admin(http.MethodGet, "/instances/hooks.test/hooks", nil)
 		state, _ := body["hooks"].([]any)[0].(map[string]any)["state"].(map[string]any)
 		d, _ := state["delivered"].(float64)
@@ -175,18 +177,6 @@ func instanceID(t *testing.T, env *servertest.Env, domain string) string {
 	return inst.ID
 }
 
-// eventually polls cond with a generous limit.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 2 minutes for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the condition
-	}
-}
-
 // TestEventHookRefusedAndDisabled: without AllowPrivate a hook may not
 // post to loopback; a hook that keeps failing past RetryFor is disabled,
 // with its last error on the record.
@@ -199,7 +189,7 @@ func TestEventHookRefusedAndDisabled(t *testing.T) {
 	id := upsertOK(t, env, "private.test", token, map[string]any{"EventHook": map[string]any{"url": rcv.URL, "secret": rcv.Secret}})
 	upsertOK(t, env, "private.test", token, map[string]any{"Note": map[string]any{"text": "x"}})
 	var node map[string]any
-	eventually(t, "the hook disabled", func() bool {
+	poll.Until(t, "the hook disabled", func() bool {
 		_, body := env.GraphQL("private.test", token, `{ get(type: EventHook, id: "`+id+`") { ... on EventHook { enabled lastError } } }`, nil)
 		node, _ = body["data"].(map[string]any)["get"].(map[string]any)
 		return node != nil && node["enabled"] == false
@@ -270,7 +260,7 @@ func TestEventHookTwoProcesses(t *testing.T) {
 	a := servertest.Start(t, servertest.WithStore(stores[0]))
 	b := servertest.Start(t, servertest.WithStore(stores[1]))
 	token := hookInstance(t, a, "two.test")
-	eventually(t, "the second server knows the instance", func() bool { _, ok := b.Directory.Lookup("two.test"); return ok })
+	poll.Until(t, "the second server knows the instance", func() bool { _, ok := b.Directory.Lookup("two.test"); return ok })
 	rcv := hooktest.Start(t)
 	upsertOK(t, a, "two.test", token, map[string]any{"EventHook": map[string]any{"url": rcv.URL, "secret": rcv.Secret, "types": []any{"Note"}}})
 	const n = 60
@@ -291,7 +281,7 @@ func TestEventHookTwoProcesses(t *testing.T) {
 	// A worker counts a post once its answer is in, which may be just
 	// after the receiver has it.
 	delivered := func() uint64 { return a.Hooks.Stats().Delivered + b.Hooks.Stats().Delivered }
-	eventually(t, "the processes to count every post", func() bool { return delivered() >= n+1 })
+	poll.Until(t, "the processes to count every post", func() bool { return delivered() >= n+1 })
 	if d := delivered(); d != n+1 {
 		t.Errorf("the processes delivered %d posts, want %d", d, n+1)
 	}

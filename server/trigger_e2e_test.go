@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/corehq/core/internal/poll"
+
 	"github.com/corehq/core/server/servertest"
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/tenant"
@@ -89,7 +91,7 @@ func TestTriggers(t *testing.T) {
 	}
 
 	id := upsertOK(t, env, "trig.test", token, map[string]any{"Order": map[string]any{"item": "apples"}})
-	eventually(t, "the after trigger's audit record", func() bool { return count("Audit") > 0 })
+	poll.Until(t, "the after trigger's audit record", func() bool { return count("Audit") > 0 })
 	recs, err := env.Store.Find(context.Background(), inst, &store.Query{Type: "Audit", Limit: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +106,7 @@ func TestTriggers(t *testing.T) {
 	_, body := env.GraphQL("trig.test", "", `{ login(username: "ada", password: "correct horse battery") { sessionToken } }`, nil)
 	session, _ := body["data"].(map[string]any)["login"].(map[string]any)["sessionToken"].(string)
 	id = upsertOK(t, env, "trig.test", session, map[string]any{"Order": map[string]any{"item": "ada's plums"}})
-	eventually(t, "the audit of the account's order", func() bool { return count("Audit") == 2 })
+	poll.Until(t, "the audit of the account's order", func() bool { return count("Audit") == 2 })
 	recs, err = env.Store.Find(context.Background(), inst, &store.Query{Type: "Audit", Limit: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -118,9 +120,9 @@ func TestTriggers(t *testing.T) {
 	// A trigger's own writes fire triggers three levels deep, no deeper:
 	// the client's Loop and three more.
 	upsertOK(t, env, "trig.test", token, map[string]any{"Loop": map[string]any{"n": 0}})
-	eventually(t, "three levels of Loop triggers", func() bool { return count("Loop") >= 4 })
+	poll.Until(t, "three levels of Loop triggers", func() bool { return count("Loop") >= 4 })
 	upsertOK(t, env, "trig.test", token, map[string]any{"Order": map[string]any{"item": "a marker"}})
-	eventually(t, "the marker's audit", func() bool { return count("Audit") == 3 }) // a trigger run after the fourth Loop: a fifth would be under way
+	poll.Until(t, "the marker's audit", func() bool { return count("Audit") == 3 }) // a trigger run after the fourth Loop: a fifth would be under way
 	if n := count("Loop"); n != 4 {
 		t.Errorf("%d Loop records, want 4 (depth 3)", n)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corehq/core/internal/poll"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -162,7 +163,7 @@ func TestScheduledBackups(t *testing.T) {
 	var seen []string // every backup seen, in the order first seen
 	between := 0      // readings that fell between a rename and the pruning
 	var kept []string
-	within(t, 5*time.Minute, "a third scheduled backup, with the oldest removed", func() bool {
+	poll.Within(t, 5*time.Minute, "a third scheduled backup, with the oldest removed", func() bool {
 		kept = backupNames(t, backups)
 		for _, name := range kept {
 			if !slices.Contains(seen, name) {
@@ -182,7 +183,7 @@ func TestScheduledBackups(t *testing.T) {
 			t.Fatalf("the folder holds %v, not the newest of those seen: %v", kept, seen)
 		}
 		return len(seen) >= 3 && len(kept) == keep
-	})
+	}, nil)
 	if !slices.IsSorted(seen) {
 		t.Errorf("backups seen in the order %v: names do not follow the order they were taken", seen)
 	}
@@ -259,19 +260,6 @@ func backupNames(t *testing.T, dir string) []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// within calls cond until it holds, failing the test after bound: a
-// guard against a hang, not a measure of how soon it holds.
-func within(t *testing.T, bound time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, bound)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // copyKeyFile copies the key file of data directory from into to, as an

@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/corehq/core/internal/poll"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
@@ -250,14 +252,14 @@ func TestBackupWhileWriting(t *testing.T) {
 			}
 		}()
 	}
-	eventually(t, "200 acknowledged notes", func() bool { return ackedCount.Load() >= 200 })
+	poll.Until(t, "200 acknowledged notes", func() bool { return ackedCount.Load() >= 200 })
 	archive := filepath.Join(t.TempDir(), "core.tar.gz")
 	began.Store(true)
 	code, out, errOut = runCmd(t, getenv, "backup", "--from", "http://"+p.addr, archive)
 	if code != 0 {
 		t.Fatalf("backup: exit %d\n%s%s", code, out, errOut)
 	}
-	eventually(t, "notes written after the backup", func() bool { return during.Load() >= 20 })
+	poll.Until(t, "notes written after the backup", func() bool { return during.Load() >= 20 })
 	rcv.WaitFor(t, "the books' events", func(r *hooktest.Receiver) bool { return len(r.Events()) >= 4 })
 	close(stop)
 	wg.Wait()

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corehq/core/internal/poll"
+
 	"go.etcd.io/bbolt"
 	driver "go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -91,20 +93,6 @@ func keyID(token string) string {
 	rest, _ := strings.CutPrefix(token, "cs2.")
 	id, _, _ := strings.Cut(rest, ".")
 	return id
-}
-
-// eventually calls cond until it holds, failing the test after a
-// generous minute and a half: what is asserted is that it comes to hold,
-// not when.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within a minute and a half", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // keyForms returns every key of the ring and every sub-key derived from
@@ -336,7 +324,7 @@ func TestKeyRotation(t *testing.T) {
 		t.Errorf("cored keys rotate says %q", out)
 	}
 	var after string
-	eventually(t, "a session naming the new key", func() bool { after = login(t, p); return keyID(after) != oldKey })
+	poll.Until(t, "a session naming the new key", func() bool { after = login(t, p); return keyID(after) != oldKey })
 	for name, tok := range map[string]string{"before": before, "after": after} {
 		if st := status(t, p, tok); st != 200 {
 			t.Errorf("after the rotation, the session issued %s it: %d, want 200", name, st)
@@ -346,7 +334,7 @@ func TestKeyRotation(t *testing.T) {
 		t.Errorf("cored keys list says %q", out)
 	}
 	keys("retire", oldKey)
-	eventually(t, "the retired key's session refused", func() bool { return status(t, p, before) == 401 })
+	poll.Until(t, "the retired key's session refused", func() bool { return status(t, p, before) == 401 })
 	if st := status(t, p, after); st != 200 {
 		t.Errorf("after the retirement, the session of the active key: %d, want 200", st)
 	}
@@ -362,7 +350,7 @@ func TestKeyRotation(t *testing.T) {
 	}
 	for _, k := range ring.Keys() {
 		if k.ID == added {
-			eventually(t, "a session signed with the added key accepted", func() bool {
+			poll.Until(t, "a session signed with the added key accepted", func() bool {
 				return status(t, p, forge(t, k.ID, k.Secret, s.id, s.adminAccount)) == 200
 			})
 		}
@@ -371,7 +359,7 @@ func TestKeyRotation(t *testing.T) {
 		t.Errorf("after cored keys add, a session names key %s, want the active %s", got, keyID(after))
 	}
 	keys("activate", added)
-	eventually(t, "a session naming the activated key", func() bool { return keyID(login(t, p)) == added })
+	poll.Until(t, "a session naming the activated key", func() bool { return keyID(login(t, p)) == added })
 
 	p.stop()
 	p = startServe(t, "--data", dir, "--admin-token", keysAdminToken)
@@ -465,7 +453,7 @@ func TestMongoDumpHoldsNoKeys(t *testing.T) {
 	a := startServe(t, "--mongo-uri", u.String(), "--key-file", keyFile, "--admin-token", keysAdminToken)
 	b := startServe(t, "--mongo-uri", u.String(), "--key-file", keyFile, "--admin-token", keysAdminToken)
 	deployShop(t, a)
-	eventually(t, "b serving the instance a made", func() bool {
+	poll.Until(t, "b serving the instance a made", func() bool {
 		st, _ := b.call(t, "POST", "/graphql", map[string]string{"core-domain": "shop.test"}, map[string]any{"query": `{ __typename }`})
 		return st != 404
 	})

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corehq/core/internal/poll"
+
 	"github.com/corehq/core/schedule"
 )
 
@@ -65,7 +67,7 @@ func TestScheduledTicksOnceAcrossProcesses(t *testing.T) {
 		}
 		return body["data"].(map[string]any)
 	}
-	eventually(t, "b serves the instance", func() bool {
+	poll.Until(t, "b serves the instance", func() bool {
 		st, _ := b.call(t, "POST", "/graphql", h, map[string]any{"query": `{ __typename }`})
 		return st == 200
 	})

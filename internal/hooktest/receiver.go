@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/corehq/core/internal/poll"
 )
 
 // Event is an accepted post.
@@ -152,16 +155,12 @@ func (r *Receiver) Posts() (accepted, failed int, bad []string) {
 	return len(r.events), r.failed, append([]string(nil), r.bad...)
 }
 
-// WaitFor polls until cond holds of the receiver, failing the test after
-// a generous limit (a busy machine may be slow; nothing is timed).
+// WaitFor polls until cond holds of the receiver (poll.UntilShowing:
+// nothing is timed), failing the test with the receiver's posts.
 func (r *Receiver) WaitFor(t testing.TB, what string, cond func(*Receiver) bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond(r) {
-		if time.Now().After(deadline) {
-			acc, failed, bad := r.Posts()
-			t.Fatalf("hooktest: waited 2 minutes for %s; accepted %d, failed %d, bad %v, events %+v", what, acc, failed, bad, r.Events())
-		}
-		time.Sleep(20 * time.Millisecond) // polling the condition, not waiting for it
-	}
+	poll.UntilShowing(t, what, func() bool { return cond(r) }, func() string {
+		acc, failed, bad := r.Posts()
+		return fmt.Sprintf("hooktest: accepted %d, failed %d, bad %v, events %+v", acc, failed, bad, r.Events())
+	})
 }
