@@ -129,9 +129,10 @@ func stopper(cmd *exec.Cmd, exited <-chan struct{}) func() error {
 // startFerretDB builds (or takes from the cache) the MongoDB-wire test
 // server of the tests (tools/ferretdb: FerretDB v1.24 over SQLite, as
 // store/mongo/mongotest starts it), starts it on a free loopback port
-// with its files under dir, pinned to cpus when given, and returns its
-// URI, its process id and a function that stops it.
-func startFerretDB(ctx context.Context, dir string, cpus []int, p *progress) (uri string, pid int, stop func() error, err error) {
+// with its files under dir (or, with pg, in that PostgreSQL database),
+// pinned to cpus when given, and returns its URI, its process id and a
+// function that stops it.
+func startFerretDB(ctx context.Context, dir, pg string, cpus []int, p *progress) (uri string, pid int, stop func() error, err error) {
 	p.printf("building the MongoDB-wire test server (tools/ferretdb; cached after the first build, which takes minutes)")
 	bin, err := toolbin.Build("ferretdb", "build", "-trimpath", ".")
 	if err != nil {
@@ -140,6 +141,9 @@ func startFerretDB(ctx context.Context, dir string, cpus []int, p *progress) (ur
 	args := []string{bin, "-dir", filepath.Join(dir, "ferretdb")}
 	if err := os.MkdirAll(args[2], 0o755); err != nil {
 		return "", 0, nil, err
+	}
+	if pg != "" {
+		args = append(args, "-postgresql", pg)
 	}
 	if len(cpus) > 0 {
 		args = append([]string{"taskset", "-c", formatCPUs(cpus)}, args...)

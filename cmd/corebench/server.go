@@ -35,6 +35,9 @@ type serverOpts struct {
 	logLevel string
 	// ferretDB starts the tests' MongoDB-wire server and cored on it.
 	ferretDB bool
+	// ferretPG is the PostgreSQL database FerretDB stores in instead of
+	// SQLite (with ferretDB).
+	ferretPG string
 	// processes is the number of cored processes started on one port
 	// (--reuse-port); 1 by default.
 	processes int
@@ -67,6 +70,7 @@ func (o *serverOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.coredBin, "cored", "", "a built cored binary to start instead of building one")
 	fs.StringVar(&o.mongoURI, "mongo-uri", "", "start cored on this MongoDB (cored serve --mongo-uri) instead of the embedded store")
 	fs.BoolVar(&o.ferretDB, "ferretdb", false, "start the MongoDB-wire test server of the tests (tools/ferretdb: FerretDB over SQLite, pinned with the load generator) and cored on it")
+	fs.StringVar(&o.ferretPG, "ferretdb-postgresql", "", "with --ferretdb: FerretDB stores in this PostgreSQL database (postgres://…) instead of SQLite files; its indexes serve more than an _id lookup, and it takes concurrent writes")
 	fs.IntVar(&o.processes, "processes", 1, "cored processes to start on one port with --reuse-port (Linux); with more than one, process i is pinned to the i-th CPU of --server-cpus (cycling). Use with --mongo-uri or --ferretdb")
 	fs.StringVar(&o.logLevel, "log-level", "info", "cored's --log-level (info logs one line per request, as in production)")
 	fs.StringVar(&o.serverCPUs, "server-cpus", "", "CPUs to pin the server to with taskset -c (default: the first CPU this process may use)")
@@ -204,7 +208,7 @@ func startServer(ctx context.Context, o serverOpts, p *progress) (*server, error
 	if o.ferretDB {
 		var stopFerret func() error
 		var ferretPID int
-		if mongoURI, ferretPID, stopFerret, err = startFerretDB(ctx, dir, loadCPUs, p); err != nil {
+		if mongoURI, ferretPID, stopFerret, err = startFerretDB(ctx, dir, o.ferretPG, loadCPUs, p); err != nil {
 			return nil, err
 		}
 		s.aux = append(s.aux, ferretPID)
@@ -222,6 +226,9 @@ func startServer(ctx context.Context, o serverOpts, p *progress) (*server, error
 		s.store = "MongoDB"
 		if o.ferretDB {
 			s.store = "MongoDB wire: FerretDB v1.24 over SQLite (the tests' server), pinned with the load generator; its CPU is in no column"
+			if o.ferretPG != "" {
+				s.store = "MongoDB wire: FerretDB v1.24 over PostgreSQL, both pinned with the load generator; their CPU is in no column"
+			}
 		}
 	}
 	if o.profile != "" {
