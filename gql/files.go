@@ -158,7 +158,7 @@ func (u *upload) part(ctx context.Context, p UploadPart) error {
 		"type": typ, "size": w.Size, "status": FileStatusUploaded, "sha256": w.SHA256,
 		"url": map[string]any{"path": FilePath(u.c.Instance.ID, id, ext)},
 	}
-	u.ops = append(u.ops, store.Op{Kind: store.OpUpsert, Type: FileType, ID: id, Set: set, Now: u.c.now,
+	u.ops = append(u.ops, store.Op{Kind: store.OpUpsert, Type: FileType, ID: id, New: true, Set: set, Now: u.c.now,
 		CreatedBy: u.c.Principal.AccountID})
 	u.kept += w.Size
 	if media.IsImage(typ) {

@@ -221,7 +221,10 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 			set[auth.FieldKeepSession] = nullable(u.c.Principal.Session)
 		}
 	}
-	if id == "" {
+	// fresh: the id is generated here, so the op creates the record and
+	// no other writer can know it yet (store.Op.New).
+	fresh := id == ""
+	if fresh {
 		id = store.NewID()
 	}
 	switch t.Name {
@@ -260,6 +263,7 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 		CreatedBy: u.c.Principal.AccountID,
 		Impl:      impl,
 		Required:  required,
+		New:       fresh,
 	})
 	return id, nil
 }

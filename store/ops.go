@@ -11,7 +11,7 @@ import (
 //   - every op names a type and has a known kind;
 //   - OpDelete, OpTrash and OpUntrash name an id, OpAddRef and OpRemoveRef
 //     an id and a field;
-//   - an OpUpsert without an ID gets a new one (NewID), and its Set is
+//   - an OpUpsert without an ID gets a new one (NewID) and New, and its Set is
 //     replaced by a new map of normalized values (NormalizeValue), so that
 //     a caller changing its map afterwards changes nothing written.
 //
@@ -27,7 +27,7 @@ func PrepareOps(ops []Op) ([]Op, error) {
 		switch op.Kind {
 		case OpUpsert:
 			if op.ID == "" {
-				op.ID = NewID()
+				op.ID, op.New = NewID(), true
 			}
 			set := make(map[string]any, len(op.Set))
 			for k, v := range op.Set {

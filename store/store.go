@@ -152,6 +152,14 @@ type Op struct {
 	Math map[string]Arith
 	// Values are the values an OpRemoveValues removes.
 	Values []any
+	// New, for OpUpsert, says that the caller gave the op an ID it has
+	// just generated with NewID: no other writer can know it yet, so the
+	// op creates the record. A store may then skip what guards a record
+	// against concurrent writers (the MongoDB store's lock document); it
+	// must still be right if the id turns out to exist. Callers set it
+	// only for ids they generated; PrepareOps sets it when it generates
+	// one.
+	New bool
 }
 
 // OpResult reports what one Op did.

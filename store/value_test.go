@@ -98,7 +98,7 @@ func TestPrepareOps(t *testing.T) {
 		t.Error("PrepareOps changed its input")
 	}
 	want := []Op{
-		{Kind: OpUpsert, Type: "Book", ID: got[0].ID, Set: map[string]any{"n": int64(1), "tags": []any{"a"}}},
+		{Kind: OpUpsert, Type: "Book", ID: got[0].ID, New: true, Set: map[string]any{"n": int64(1), "tags": []any{"a"}}},
 		{Kind: OpUpsert, Type: "Book", ID: "b1", Set: map[string]any{}},
 		in[2],
 		in[3],
