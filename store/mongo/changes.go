@@ -1,9 +1,11 @@
 package mongo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,20 +25,56 @@ import (
 //	i    instance, s seq, t time, o op, y type, r record id,
 //	c    changed fields, b the record document before a DELETED
 //
-// Allocation. An op's change is inserted after the op applied, while the
-// record's lock is still held (so one record's changes are in the order
-// of its writes), under a per-instance mutex of the process, with the
-// number after the newest this process knows of. Only an insert that
-// succeeds takes a number, and the _id index refuses a second taker: a
-// process that meets a taken number (another process wrote) reads the
-// newest and tries the next. So the numbers have no gaps, and a reader
-// never sees n+1 without n: a change is committed when its insert is.
-// Without transactions, a Write failing half way keeps the changes of the
-// ops that applied (they did change the records), and a process dying
+// Allocation. An op's change is appended after the op applied, while the
+// record's lock is still held, and the op's Write waits until it is in:
+// so one record's changes are in the order of its writes wherever its
+// lock covers them (across processes only where lock documents are used;
+// doc.go, "Writes"). Within a process the changes of an instance queue,
+// and one of their writers at a time takes all that are queued, numbers
+// them consecutively after the newest number it knows of and inserts them
+// with ordered InsertMany calls (insertChanges; group.go), so N writers
+// of an instance cost one insert per flush rather than one round trip
+// each, one after the other. Only an insert that succeeds takes a number,
+// and the _id index refuses a second taker. An ordered insert puts its
+// documents in one after the other and stops at the first that fails:
+// when another process took that one's number, the ones before it are in
+// and keep their numbers, and the rest are numbered again after the
+// newest and retried. So the numbers have no gaps, and a reader never
+// sees n+1 without n: n+1 is inserted only once n is in, by this insert
+// or by another whose n was read back. (FerretDB keeps to this order only
+// within one of its own insert batches: maxChangeBatch.) Without
+// transactions, a Write failing half way keeps the changes of the ops
+// that applied (they did change the records), and a process dying
 // between an op and its insert loses that one change. After DropInstance
 // in another process, a process that still writes the instance numbers
 // on from the newest it knew (a reader from 0 then meets ErrHistoryGone
 // and starts afresh), which is harmless: cursors never go backwards.
+//
+// The newest number. A process knows the numbers it inserted; the others'
+// it reads from the heads collection, one small document per instance
+// (_id the instance, h a number), which a flush raises ($max) to the
+// newest it inserted once that is in. h is a hint: never past the feed
+// (it is raised only after the insert, and dropped with the feed), it may
+// lag (a raise comes after its insert, and FerretDB may lose one of two
+// concurrent raises), which costs another try: the number that turned
+// out taken is known to be in, so the next try goes past it, and every
+// eighth loss in a row reads the feed itself (LastChange). The hint
+// exists because reading the newest change from the feed is a scan of the
+// whole changes collection on FerretDB (v1 over SQLite: a second per read
+// at 10,000 changes), while the hint's collection holds one document per
+// instance.
+//
+// Fairness. A process that loses a number needs a read before its next
+// try; one whose writers keep it flushing back to back would, inserting
+// after the newest it knows without reading, take every number before
+// that read returns, and the other would lose every time. So a flush
+// takes care when it follows the one before at once, or when this
+// process met another's number of the instance within the last second
+// (contendedFor): it reads the hint before inserting and raises it before
+// releasing its callers, which leaves the other process the same chance
+// as itself. A flush of an instance no other process writes, after a
+// pause, does neither: it numbers after what it knows, and its raise
+// follows with no caller waiting for it.
 //
 // Waiting. Within a process, an insert wakes the instance's waiters at
 // once. Across processes (no change streams on FerretDB, the test server),
@@ -48,8 +86,9 @@ import (
 // with waiters in that process: idle instances without waiters cost
 // nothing, and neither do the changes themselves.
 //
-// Retention (Config.Retention) is trimmed by the writer whose number
-// crosses a multiple of Retention.TrimEvery: it deletes the oldest
+// Retention (Config.Retention) is trimmed after the flush whose insert
+// crosses a multiple of Retention.TrimEvery, by its after work (no
+// caller waits for it): it deletes the oldest
 // changes up to the newest Count, stopping at the first one younger than
 // Age, so the feed always loses a prefix. A failed trim is tried again at
 // the next trim point.
@@ -77,52 +116,253 @@ func changeRange(inst string, after uint64) bson.D {
 	return bson.D{{Key: "$gt", Value: changeKey(inst, after)}, {Key: "$lt", Value: inst + "0"}}
 }
 
-// appendChange inserts the change of an applied op (see above) and wakes
-// the instance's waiters in this process.
+// maxChangeBatch bounds the changes one insert carries. FerretDB (v1)
+// inserts in batches of its own (100 documents unless configured
+// otherwise) and, after an ordered insert failed in one of them, goes on
+// with the next: a change could then get in after one that did not get
+// its number. Within one of its batches the order holds.
+const maxChangeBatch = 50
+
+// pendingChange is a change in an instance's queue (appendChange), and
+// the outcome of its insert.
+type pendingChange struct {
+	doc changeDoc
+	err error
+}
+
+// changeBatch is the queue one flush of an instance's changes inserts
+// (insertChanges), and what its after work needs: the newest number it
+// inserted (0 when none) and the number at which a trim fell due (0 when
+// none).
+type changeBatch struct {
+	queue          []*pendingChange
+	newest, trimAt uint64
+	hinted         bool // the flush raised the hint itself
+}
+
+// appendChange inserts the change of an applied op (see above) and
+// returns once it is in (acknowledged), having woken the instance's
+// waiters in this process. The changes of an instance's concurrent
+// Writes in this process queue, and one of their callers at a time
+// inserts all that are queued (insertChanges; group.go); a trim that fell
+// due, and the raise of the hint unless the flush made it, follow with no
+// caller waiting (afterChanges). The insert runs on ctx without its
+// cancellation: it carries other callers' changes too.
 func (s *Store) appendChange(ctx context.Context, inst string, c store.Change, before bson.M) error {
+	ctx = context.WithoutCancel(ctx)
+	p := &pendingChange{doc: changeDoc{Inst: inst, Time: dateOf(time.Now()), Op: string(c.Op), Type: c.Type, Record: c.ID, Changed: c.Changed, Before: before}}
+	s.batchesOf(inst).changes.do(
+		func(b *changeBatch) { b.queue = append(b.queue, p) },
+		func(b *changeBatch, next bool) { s.insertChanges(ctx, inst, b, next) },
+		func(b *changeBatch) { s.afterChanges(ctx, inst, b) })
+	return p.err
+}
+
+// insertChanges numbers a batch's changes consecutively after the newest
+// number it knows of and inserts them, in queue order, with ordered
+// InsertMany calls, setting each change's err. An ordered insert stops at
+// its first failure with the ones before it in: when the failure is a
+// taken number (another process's change), those keep their numbers and
+// the rest are numbered again after the newest (headAfterLoss) and
+// retried; when it is that change's own (a document the server refuses),
+// that change fails and the rest go on with its number; any other
+// failure fails the rest. A change is retried at least maxRetries times
+// in a row, and beyond that while the flush is within Config.OpTimeout:
+// every loss is another process's change going in, so the feed is
+// moving, and under two busy processes a flush may lose a number to the
+// other several times running.
+//
+// The newest number it knows of is this process's own (heads). A careful
+// flush, one that follows the one before at once (next) or of an
+// instance where this process met another's number within contendedFor,
+// reads the hint first and raises it before its callers are released;
+// see "Fairness" above.
+func (s *Store) insertChanges(ctx context.Context, inst string, b *changeBatch, next bool) {
+	careful := next || s.contended(inst)
+	s.numberChanges(ctx, inst, b, careful)
+	if careful && b.newest > 0 {
+		s.raiseHint(ctx, inst, b.newest)
+		b.hinted = true
+	}
+}
+
+// numberChanges is insertChanges but for the hint.
+func (s *Store) numberChanges(ctx context.Context, inst string, b *changeBatch, careful bool) {
+	start := time.Now()
+	queue := b.queue
+	failRest := func(err error) {
+		for _, p := range queue {
+			p.err = err
+		}
+	}
 	unlock, err := s.feedLocks.lock(ctx, inst)
 	if err != nil {
-		return err
+		failRest(err)
+		return
 	}
+	defer unlock()
 	s.mu.RLock()
 	seq, known := s.heads[inst]
 	s.mu.RUnlock()
-	if !known {
-		if seq, err = s.LastChange(ctx, inst); err != nil {
-			unlock()
-			return err
+	if !known || careful {
+		h, hinted, err := s.readHint(ctx, inst)
+		switch {
+		case err != nil:
+			failRest(err)
+			return
+		case hinted:
+			if known && h > seq {
+				s.markContended(inst) // another process wrote
+			}
+			seq = max(seq, h)
+		case !known:
+			// No hint: a feed kept before hints were, or none yet.
+			if seq, err = s.LastChange(ctx, inst); err != nil {
+				failRest(err)
+				return
+			}
 		}
 	}
-	doc := changeDoc{Inst: inst, Time: dateOf(time.Now()), Op: string(c.Op), Type: c.Type, Record: c.ID, Changed: c.Changed, Before: before}
-	for attempt := 0; ; attempt++ {
-		seq++
-		doc.ID, doc.Seq = changeKey(inst, seq), int64(seq)
+	for attempt := 0; len(queue) > 0; {
+		n := min(len(queue), maxChangeBatch)
+		docs := make([]any, n)
+		for i, p := range queue[:n] {
+			p.doc.Seq = int64(seq) + 1 + int64(i)
+			p.doc.ID = changeKey(inst, uint64(p.doc.Seq))
+			docs[i] = p.doc
+		}
 		octx, cancel := s.op(ctx)
-		_, err = s.changes.InsertOne(octx, doc)
+		_, err := s.changes.InsertMany(octx, docs)
 		cancel()
-		if err == nil {
-			break
+		in, failed, placed := n, mongo.WriteError{}, true
+		if err != nil {
+			if in, failed, placed = firstFailure(err); in >= n {
+				in, placed = 0, false // not a document of this insert
+			}
 		}
-		if !mongo.IsDuplicateKeyError(err) || attempt >= maxRetries {
-			unlock()
-			return s.fail(ctx, "appending a change", err)
+		if in > 0 {
+			prev := seq
+			seq += uint64(in)
+			queue = queue[in:]
+			attempt = 0
+			s.mu.Lock()
+			s.heads[inst] = seq
+			s.mu.Unlock()
+			s.feed.Wake(inst)
+			b.newest = seq
+			if s.cfg.Retention.TrimDue(prev, seq) {
+				b.trimAt = seq
+			}
 		}
-		// Another process took the number: start after its newest.
-		if seq, err = s.LastChange(ctx, inst); err != nil {
-			unlock()
-			return err
+		switch {
+		case err == nil:
+		case !placed:
+			failRest(s.fail(ctx, "appending a change", err))
+			return
+		case mongo.IsDuplicateKeyError(failed):
+			if attempt >= maxRetries && time.Since(start) > s.cfg.OpTimeout {
+				failRest(s.fail(ctx, "appending a change", err))
+				return
+			}
+			attempt++
+			s.markContended(inst)
+			if seq, err = s.headAfterLoss(ctx, inst, seq+1, attempt); err != nil {
+				failRest(err)
+				return
+			}
+		default:
+			queue[0].err = s.fail(ctx, "appending a change", failed)
+			queue = queue[1:]
 		}
 	}
+}
+
+// headAfterLoss is the number to number after once number taken turned
+// out to be another process's, at the attempt-th loss in a row: the hint
+// if it is past taken, else taken itself (taken is in, and the hint lags
+// when the other process has yet to raise it: the next try goes just
+// past taken, which is where the other's newest most often is); every
+// eighth time, the newest number read from the feed itself (LastChange:
+// exact, but a scan of the collection on FerretDB, where the hint is a
+// read of a small one).
+func (s *Store) headAfterLoss(ctx context.Context, inst string, taken uint64, attempt int) (uint64, error) {
+	if attempt%8 == 0 {
+		return s.LastChange(ctx, inst)
+	}
+	h, _, err := s.readHint(ctx, inst)
+	return max(h, taken), err
+}
+
+// contendedFor is how long after this process last met another's
+// change number it takes care in numbering (insertChanges).
+const contendedFor = time.Second
+
+// contended reports whether this process met another's change number of
+// the instance within contendedFor.
+func (s *Store) contended(inst string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return time.Now().Before(s.contention[inst])
+}
+
+func (s *Store) markContended(inst string) {
 	s.mu.Lock()
-	s.heads[inst] = seq
+	s.contention[inst] = time.Now().Add(contendedFor)
 	s.mu.Unlock()
-	unlock()
-	s.feed.Wake(inst)
-	if r := s.cfg.Retention; r.TrimDue(seq-1, seq) {
-		// Best effort: the next trim point tries again.
-		_ = s.trimChanges(context.WithoutCancel(ctx), inst, seq)
+}
+
+// afterChanges is the after work of a flush of changes, best effort: it
+// raises the instance's hint to the newest number the flush inserted,
+// and trims the feed if a trim fell due (the next trim point tries
+// again).
+func (s *Store) afterChanges(ctx context.Context, inst string, b *changeBatch) {
+	if b.newest > 0 && !b.hinted {
+		s.raiseHint(ctx, inst, b.newest)
 	}
-	return nil
+	if b.trimAt > 0 {
+		_ = s.trimChanges(ctx, inst, b.trimAt)
+	}
+}
+
+// raiseHint raises the instance's hint to newest, which is in; best
+// effort (a hint that lags costs another try).
+func (s *Store) raiseHint(ctx context.Context, inst string, newest uint64) {
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	_, _ = s.hints.UpdateOne(octx, bson.D{{Key: "_id", Value: inst}},
+		bson.D{{Key: "$max", Value: bson.D{{Key: "h", Value: int64(newest)}}}},
+		options.UpdateOne().SetUpsert(true))
+}
+
+// readHint reads the instance's hint of its newest change number (see
+// above); ok is false when it has none.
+func (s *Store) readHint(ctx context.Context, inst string) (h uint64, ok bool, err error) {
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	var d struct {
+		H int64 `bson:"h"`
+	}
+	err = s.hints.FindOne(octx, bson.D{{Key: "_id", Value: inst}}).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, s.fail(ctx, "reading the newest change", err)
+	}
+	return uint64(d.H), true, nil
+}
+
+// firstFailure places the failure of an ordered InsertMany: how many
+// documents went in before the first that failed, and that one's error.
+// placed is false for a failure that names no document (the network, a
+// write concern not met), after which nothing is known to be in.
+func firstFailure(err error) (in int, failed mongo.WriteError, placed bool) {
+	var bwe mongo.BulkWriteException
+	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+		return 0, mongo.WriteError{}, false
+	}
+	first := slices.MinFunc(bwe.WriteErrors, func(a, b mongo.BulkWriteError) int { return cmp.Compare(a.Index, b.Index) })
+	return first.Index, first.WriteError, true
 }
 
 // trimChanges deletes the changes of an instance that retention lets go,
@@ -277,6 +517,9 @@ func (s *Store) dropChanges(ctx context.Context, inst string) error {
 	defer cancel()
 	_, err = s.changes.DeleteMany(octx, bson.D{{Key: "_id", Value: bson.D{
 		{Key: "$gte", Value: inst + "/"}, {Key: "$lt", Value: inst + "0"}}}})
+	if err == nil {
+		_, err = s.hints.DeleteOne(octx, bson.D{{Key: "_id", Value: inst}})
+	}
 	s.mu.Lock()
 	delete(s.heads, inst)
 	s.mu.Unlock()

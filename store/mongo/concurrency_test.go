@@ -3,20 +3,38 @@ package mongo_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/mongo"
 	"github.com/corehq/core/store/mongo/mongotest"
 )
 
 // TestConcurrentUpserts: 100 concurrent upserts of one id, each setting a
 // different field, make one record holding all 100 fields, and exactly one
-// of them reports the create.
+// of them reports the create; in one process, and spread over two sharing
+// a database.
 func TestConcurrentUpserts(t *testing.T) {
 	t.Parallel()
-	s := mongotest.Open(t)
+	for _, tc := range []struct {
+		name   string
+		stores func(t *testing.T) []*mongo.Store
+	}{
+		{"one process", func(t *testing.T) []*mongo.Store { return []*mongo.Store{mongotest.Open(t)} }},
+		{"two processes", func(t *testing.T) []*mongo.Store { return mongotest.Shared(t, 2) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			concurrentUpserts(t, tc.stores(t))
+		})
+	}
+}
+
+func concurrentUpserts(t *testing.T, stores []*mongo.Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	const n = 100
@@ -26,7 +44,7 @@ func TestConcurrentUpserts(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := s.Write(ctx, "inst1", []store.Op{{
+			res, err := stores[i%len(stores)].Write(ctx, "inst1", []store.Op{{
 				Kind: store.OpUpsert, Type: "Book", ID: "one", Now: now,
 				Set: map[string]any{fmt.Sprintf("f%03d", i): int64(i)},
 			}}, store.Quota{})
@@ -38,6 +56,7 @@ func TestConcurrentUpserts(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	s := stores[0]
 	r, err := s.Get(ctx, "inst1", "Book", "one")
 	if err != nil {
 		t.Fatal(err)
@@ -62,5 +81,206 @@ func TestConcurrentUpserts(t *testing.T) {
 	recs, err := s.Find(ctx, "inst1", &store.Query{Type: "Book"})
 	if err != nil || len(recs) != 1 {
 		t.Errorf("Find = %d records, %v; want one record", len(recs), err)
+	}
+}
+
+// TestUsageConcurrentWriters: 64 writers spread over two processes (two
+// Stores on one database) create records of new and of chosen ids,
+// update records they all share, do math on them, trash and delete, all
+// in one instance; afterwards the usage kept equals a recount of the
+// records there, records and bytes.
+func TestUsageConcurrentWriters(t *testing.T) {
+	t.Parallel()
+	stores := mongotest.Shared(t, 2)
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const inst, writers, rounds, shared = "inst1", 64, 3, 4
+	one := 1.0
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := stores[w%2]
+			for i := range rounds {
+				body := strings.Repeat("x", (w*7+i*13)%200)
+				own := fmt.Sprintf("w%02d-%d", w, i)
+				sh := fmt.Sprintf("shared%d", w%shared)
+				ops := []store.Op{
+					{Kind: store.OpUpsert, Type: "Note", Set: map[string]any{"body": body}, Now: now}, // a new id
+					{Kind: store.OpUpsert, Type: "Note", ID: own, Set: map[string]any{"body": body}, Now: now},
+					{Kind: store.OpUpsert, Type: "Note", ID: sh, Set: map[string]any{fmt.Sprintf("w%02d", w): body}, Now: now},
+					{Kind: store.OpMath, Type: "Note", ID: sh, Math: map[string]store.Arith{"n": {Plus: &one}}, Now: now},
+					{Kind: store.OpTrash, Type: "Note", ID: own, Now: now},
+				}
+				if i > 0 {
+					ops = append(ops, store.Op{Kind: store.OpDelete, Type: "Note", ID: fmt.Sprintf("w%02d-%d", w, i-1), Now: now})
+				}
+				if _, err := s.Write(ctx, inst, ops, store.Quota{}); err != nil {
+					t.Errorf("writer %d, round %d: %v", w, i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	s := stores[0]
+	kept, err := s.Usage(ctx, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Forgotten, the usage reads as a count of the records there.
+	if err := s.ForgetUsage(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	counted, err := s.Usage(ctx, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.Records != counted.Records || kept.StorageBytes != counted.StorageBytes {
+		t.Errorf("usage kept = %d records, %d bytes; counted = %d records, %d bytes",
+			kept.Records, kept.StorageBytes, counted.Records, counted.StorageBytes)
+	}
+	// New ids each round, each writer's last own record, the shared ones.
+	if want := int64(writers*rounds + writers + shared); counted.Records != want {
+		t.Errorf("%d records, want %d", counted.Records, want)
+	}
+	for i := range shared {
+		r, err := s.Get(ctx, inst, "Note", fmt.Sprintf("shared%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := float64(writers / shared * rounds); r.Fields["n"] != want {
+			t.Errorf("shared%d.n = %v, want %v", i, r.Fields["n"], want)
+		}
+	}
+}
+
+// TestChangesConcurrentWriters: 32 writers spread over two processes
+// create, update and delete records of their own, create records of new
+// ids and update records they share, in one instance. Every write's
+// change is in the feed exactly once, the numbers run 1..N without a
+// gap, and each record's changes are in the order its writers wrote
+// them.
+func TestChangesConcurrentWriters(t *testing.T) {
+	t.Parallel()
+	stores := mongotest.Shared(t, 2)
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const inst, writers, rounds, shared = "inst1", 32, 4, 3
+	fresh := make([][]string, writers) // the new ids each writer created
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := stores[w%2]
+			own := fmt.Sprintf("w%02d", w)
+			write := func(ops ...store.Op) []store.OpResult {
+				res, err := s.Write(ctx, inst, ops, store.Quota{})
+				if err != nil {
+					t.Errorf("writer %d: %v", w, err)
+				}
+				return res
+			}
+			for i := range rounds {
+				res := write(
+					store.Op{Kind: store.OpUpsert, Type: "Note", ID: own, Set: map[string]any{fmt.Sprintf("r%d", i): int64(i)}, Now: now},
+					store.Op{Kind: store.OpUpsert, Type: "Note", Set: map[string]any{"by": own}, Now: now},
+				)
+				if res == nil {
+					return
+				}
+				fresh[w] = append(fresh[w], res[1].Record.ID)
+				if write(store.Op{Kind: store.OpUpsert, Type: "Note", ID: fmt.Sprintf("s%d", w%shared),
+					Set: map[string]any{fmt.Sprintf("%s_%d", own, i): int64(i)}, Now: now}) == nil {
+					return
+				}
+			}
+			write(store.Op{Kind: store.OpDelete, Type: "Note", ID: own, Now: now})
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+
+	var feed []store.Change
+	for {
+		page, err := stores[1].Changes(ctx, inst, uint64(len(feed)), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		feed = append(feed, page...)
+	}
+	// Own records: rounds changes and a delete; new ids: a create each;
+	// shared records: one change per write.
+	if want := writers*(rounds+1) + writers*rounds + writers*rounds; len(feed) != want {
+		t.Errorf("%d changes, want %d", len(feed), want)
+	}
+	byRecord := map[string][]store.Change{}
+	for i, c := range feed {
+		if c.Seq != uint64(i+1) {
+			t.Fatalf("change %d has number %d: a gap or a repeat", i+1, c.Seq)
+		}
+		byRecord[c.ID] = append(byRecord[c.ID], c)
+	}
+	for w := range writers {
+		own := fmt.Sprintf("w%02d", w)
+		var got []string
+		for _, c := range byRecord[own] {
+			got = append(got, fmt.Sprintf("%s %v", c.Op, c.Changed))
+		}
+		want := []string{fmt.Sprintf("%s [r0]", store.ChangeCreated)}
+		for i := 1; i < rounds; i++ {
+			want = append(want, fmt.Sprintf("%s [r%d]", store.ChangeUpdated, i))
+		}
+		want = append(want, fmt.Sprintf("%s []", store.ChangeDeleted))
+		if !slices.Equal(got, want) {
+			t.Errorf("changes of %s = %q, want %q", own, got, want)
+		}
+		for _, id := range fresh[w] {
+			if cs := byRecord[id]; len(cs) != 1 || cs[0].Op != store.ChangeCreated {
+				t.Errorf("changes of new record %s = %+v, want one create", id, cs)
+			}
+		}
+	}
+	for i := range shared {
+		id := fmt.Sprintf("s%d", i)
+		next := map[string]int{} // writer → its next round on this record
+		for k, c := range byRecord[id] {
+			if want := store.ChangeUpdated; k == 0 {
+				want = store.ChangeCreated
+				if c.Op != want {
+					t.Errorf("change %d of %s is %s, want %s", c.Seq, id, c.Op, want)
+				}
+			} else if c.Op != want {
+				t.Errorf("change %d of %s is %s, want %s", c.Seq, id, c.Op, want)
+			}
+			var w string
+			var round int
+			if len(c.Changed) != 1 {
+				t.Errorf("change %d of %s changed %v, want one field", c.Seq, id, c.Changed)
+				continue
+			}
+			if _, err := fmt.Sscanf(strings.Replace(c.Changed[0], "_", " ", 1), "%s %d", &w, &round); err != nil {
+				t.Fatalf("change %d of %s: field %s: %v", c.Seq, id, c.Changed[0], err)
+			}
+			if round != next[w] {
+				t.Errorf("change %d of %s is round %d of %s, want round %d", c.Seq, id, round, w, next[w])
+			}
+			next[w] = round + 1
+		}
+		for w := range writers {
+			if w%shared == i && next[fmt.Sprintf("w%02d", w)] != rounds {
+				t.Errorf("%s holds %d changes of w%02d, want %d", id, next[fmt.Sprintf("w%02d", w)], w, rounds)
+			}
+		}
 	}
 }

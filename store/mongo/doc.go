@@ -18,12 +18,14 @@
 //	         record id), at (when claimed).
 //	types    the declared TypeSpecs: _id "<instance>/<type>", i, t, …
 //	docs     service documents: _id "<kind>/<key>", k, key, d (bytes).
-//	locks    record locks, only where the server needs them (Writes).
+//	locks    lock documents, only where the server needs them (Writes).
 //	usage    one document per instance: _id the instance, r its records,
 //	         s their BSON bytes, n its counters (usage.go).
 //	changes  the change feed: _id "<instance>/<seq, 16 hex digits>", i,
 //	         s, t time, o op, y type, r record id, c changed fields,
 //	         b the record document before a DELETED (changes.go).
+//	heads    one document per instance: _id the instance, h a hint of
+//	         its newest change number (changes.go).
 //
 // Indexes, all led by the instance: records {i, t, id} (listing, paging
 // without SORT, and the shard key), and one {i, t, f.<field>…} per
@@ -69,30 +71,47 @@
 // unique indexes would do it natively, but not every MongoDB-compatible
 // server has them).
 //
-// A Write's ops change the instance's usage document with one $inc when
-// they have applied. A quota is checked before the first op, from the
-// usage document and the records the ops touch: writers of one instance
-// that run at once may together pass it by what their batches add
-// (usage.go).
+// A Write's ops change the instance's usage document when they have
+// applied, and the Write returns once that is acknowledged. The Writes of
+// an instance that run at once in a process share one $inc (a group
+// commit: each adds its delta to a pending sum and waits; one of them at
+// a time writes the sum; group.go, usage.go). A quota is checked before
+// the first op, from the usage document and the records the ops touch:
+// writers of one instance that run at once may together pass it by what
+// their batches add (usage.go).
 //
-// MongoDB applies an update to one document atomically. FerretDB does not
-// (it reads, changes and rewrites the whole document), so when the server
-// says it is FerretDB the writes of one record are serialised with a lock
-// document (Config.RecordLocks); within one process a keyed mutex does it
-// on any server.
+// Lock documents. MongoDB applies an update to one document atomically,
+// and there the write path takes none: a keyed mutex serialises the
+// writes of one record within a process, and nothing else waits. FerretDB
+// (v1) does not: its update reads the document and rewrites the whole of
+// it (an UPDATE naming only the _id), so two concurrent $set of different
+// fields of one record can lose one. When the server says it is FerretDB
+// (Config.RecordLocks), two lock documents remain, each for that reason:
+// one per write of a record (lock.go), and one per flush of an instance's
+// usage, taken by the flusher for the whole group's $inc rather than by
+// each Write (usage.go).
 //
 // # Change feed
 //
 // No change streams (FerretDB, the test server, has none; a standalone
 // MongoDB neither): the feed is a collection, changes, keyed by
 // instance and number in the _id, so every read of it is a range or a
-// point of the _id index. An op's change is inserted when the op has
+// point of the _id index. An op's change is appended when the op has
 // applied, before its record lock is released (one record's changes keep
-// its write order), under a per-instance mutex of the process; the insert
-// is what takes the number, and the _id index lets only one process take
-// it, so numbers have no gaps and a reader never sees n+1 before n
-// (another process's insert is met as a duplicate key: read the newest,
-// take the next).
+// its write order wherever its lock holds), and the op's Write waits
+// until it is in. The changes of an instance's concurrent writers in a
+// process queue, and one of them at a time inserts all that are queued,
+// numbered after the newest, with one ordered InsertMany (a group commit,
+// as for usage). The insert is what takes the numbers, and the _id index
+// lets only one process take each, so numbers have no gaps and a reader
+// never sees n+1 before n: an ordered insert stops at a number another
+// process took, keeping the ones before it, and the rest are numbered
+// again after the newest. The newest number written by other processes is
+// read from a hint in the heads collection, not from the feed (a scan of
+// it on FerretDB), and a process whose flushes follow one another without
+// a pause, or that met another's numbers lately, reads it too before
+// each, so that it cannot take every number before the other process's
+// read returns (changes.go).
 //
 // Wait: a write of this process wakes its waiters at once. For writes of
 // other processes, one poller goroutine per Store asks every
@@ -104,7 +123,7 @@
 // instances nor with the database's size; cross-process delivery takes
 // at most an interval plus a query.
 //
-// Retention (Config.Retention) is trimmed by the writer whose number
+// Retention (Config.Retention) is trimmed after the flush whose insert
 // crosses a multiple of Retention.TrimEvery: a deleteMany of the oldest
 // _ids up to the newest Count, stopping before the first change younger
 // than Age, so the feed always loses a prefix and ErrHistoryGone is read

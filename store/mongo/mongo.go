@@ -102,6 +102,7 @@ const (
 	collDocs    = "docs"
 	collLocks   = "locks"
 	collUsage   = "usage"
+	collHints   = "heads"
 	// collChanges is in changes.go.
 )
 
@@ -111,7 +112,7 @@ type Store struct {
 	client *mongo.Client
 	db     *mongo.Database
 
-	records, uniques, types, docs, locks, usage, changes *mongo.Collection
+	records, uniques, types, docs, locks, usage, changes, hints *mongo.Collection
 
 	lockWrites bool        // serialise the writes of one record (LockMode)
 	local      *keyedMutex // the same within this process
@@ -121,6 +122,9 @@ type Store struct {
 	indexes  map[string]bool                  // names of record indexes known to exist
 	counted  map[string]bool                  // instances whose usage is known to be counted (usage.go)
 	heads    map[string]uint64                // instance → the newest change Seq this process knows (changes.go)
+	batches  map[string]*instBatches          // instance → its group commits of usage and changes (group.go)
+	// instance → until when this process takes care numbering its changes (changes.go)
+	contention map[string]time.Time
 
 	// The change feed (changes.go): the callers of Wait, a mutex per
 	// instance for appending, and the poller, stopped by stop and done
@@ -198,11 +202,15 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		locks:    db.Collection(collLocks),
 		usage:    db.Collection(collUsage),
 		changes:  db.Collection(collChanges),
+		hints:    db.Collection(collHints),
 		local:    newKeyedMutex(),
 		declared: map[string]map[string]*typeState{},
 		indexes:  map[string]bool{},
 		counted:  map[string]bool{},
 		heads:    map[string]uint64{},
+		batches:  map[string]*instBatches{},
+
+		contention: map[string]time.Time{},
 
 		feedLocks: newKeyedMutex(),
 		stop:      make(chan struct{}),

@@ -23,14 +23,26 @@ import (
 //	     declared types are not counted)
 //	n    { counter name (escaped): value } (AddCounters)
 //
-// Every Write adds what it changed with one $inc when its ops have
-// applied (each op learns the size of its record before from the
-// document findOneAndUpdate or findOneAndDelete returns, and computes
-// the size after: upsertedDoc and its siblings), so any number of
-// processes keep the figures exact together, $inc being atomic. (Where
-// the server does not apply an update atomically, FerretDB, the updates
-// of a usage document are serialised with a lock document, as the
-// writes of a record are: lockUsage.) What is not covered: a
+// Every Write adds what it changed when its ops have applied (each op
+// learns the size of its record before from the document findOneAndUpdate
+// or findOneAndDelete returns, and computes the size after: upsertedDoc
+// and its siblings), and returns once that addition is acknowledged. The
+// Writes of an instance that run at once in one process share one $inc
+// (addUsage, a group commit: group.go), so N concurrent writers cost one
+// update of the usage document per flush, not one each, and none waits
+// for more than the flush under way and its own. Any number of processes
+// keep the figures exact together, $inc being atomic: on MongoDB no lock
+// is taken.
+//
+// FerretDB (v1) applies an update by reading the document and writing
+// the whole of it back, two steps whose UPDATE names only the _id (so a
+// filter on the old value does not make it a compare-and-swap either):
+// two processes' $inc of one usage document can lose one. There, and
+// only there, the updates of a usage document are serialised across
+// processes with a lock document (lockUsage), which the flusher takes
+// once per flush and storeCount and AddCounters take too. The
+// alternative, insert-only delta documents, would make every read of
+// usage (each quota check) a sum over them. What is not covered: a
 // process that dies between its record writes and the $inc leaves them
 // uncounted (there are no transactions to tie them).
 //
@@ -165,8 +177,9 @@ func (s *Store) AddCounters(ctx context.Context, adds map[string]map[string]int6
 }
 
 // lockUsage serialises the updates of an instance's usage document where
-// the server needs it (lock.go); the key is no record's, whose keys all
-// have a type between their slashes.
+// the server needs it (FerretDB, see above; lock.go): a flush of the
+// Writes' deltas (addUsage), storeCount and AddCounters. The key is no
+// record's, whose keys all have a type between their slashes.
 func (s *Store) lockUsage(ctx context.Context, inst string) (func(), error) {
 	if !s.lockWrites {
 		return func() {}, nil
@@ -246,14 +259,47 @@ func (s *Store) countUsage(ctx context.Context, inst string) (store.Usage, error
 	return u, nil
 }
 
-// addUsage adds what a Write changed to the instance's usage.
+// usageBatch is the sum of the usage deltas of the Writes that joined one
+// flush of an instance's usage (addUsage), and the flush's outcome.
+type usageBatch struct {
+	sum store.Usage
+	err error
+}
+
+// addUsage adds what a Write changed to the instance's usage and returns
+// once the server has acknowledged an $inc that includes it (or the $inc
+// failed: then the Write gets the error, as do the others it carried).
+// The concurrent Writes of an instance in this process share one $inc
+// (group.go): each adds its delta to the pending sum, and one of them at
+// a time writes the sum. ctx is the flusher's own for the $inc, so it
+// must not be cancelled by one caller's request ending: Write passes it
+// without cancellation.
 func (s *Store) addUsage(ctx context.Context, inst string, d store.Usage) error {
+	if d.Records == 0 && d.StorageBytes == 0 {
+		return nil
+	}
+	b := s.batchesOf(inst).usage.do(func(b *usageBatch) {
+		b.sum.Records += d.Records
+		b.sum.StorageBytes += d.StorageBytes
+	}, func(b *usageBatch, _ bool) {
+		b.err = s.incUsage(ctx, inst, b.sum)
+	}, nil)
+	if b.err != nil {
+		return fmt.Errorf("the ops applied but their usage could not be counted: %w", b.err)
+	}
+	return nil
+}
+
+// incUsage adds d to the instance's usage document: one $inc, under the
+// usage lock where the server needs it (lockUsage). Deltas that cancel
+// out cost nothing.
+func (s *Store) incUsage(ctx context.Context, inst string, d store.Usage) error {
 	if d.Records == 0 && d.StorageBytes == 0 {
 		return nil
 	}
 	unlock, err := s.lockUsage(ctx, inst)
 	if err != nil {
-		return fmt.Errorf("the ops applied but their usage could not be counted: %w", err)
+		return err
 	}
 	defer unlock()
 	octx, cancel := s.op(ctx)
@@ -261,10 +307,7 @@ func (s *Store) addUsage(ctx context.Context, inst string, d store.Usage) error 
 	_, err = s.usage.UpdateOne(octx, bson.D{{Key: "_id", Value: inst}},
 		bson.D{{Key: "$inc", Value: bson.D{{Key: uRecords, Value: d.Records}, {Key: uBytes, Value: d.StorageBytes}}}},
 		options.UpdateOne().SetUpsert(true))
-	if err != nil {
-		return fmt.Errorf("the ops applied but their usage could not be counted: %w", s.fail(ctx, "counting usage", err))
-	}
-	return nil
+	return s.fail(ctx, "counting usage", err)
 }
 
 // checkQuota refuses a Write that would take the instance past quota,

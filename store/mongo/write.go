@@ -30,8 +30,10 @@ const maxRetries = 20
 // both answer alike.
 //
 // A quota is checked before any op applies (checkQuota, usage.go), and
-// what the applied ops changed is added to the instance's usage with one
-// $inc at the end, also when an op fails half way.
+// what the applied ops changed is added to the instance's usage at the
+// end, also when an op fails half way: one $inc that the instance's
+// concurrent Writes in this process share (addUsage), which Write waits
+// for.
 func (s *Store) Write(ctx context.Context, inst string, ops []store.Op, quota store.Quota) (_ []store.OpResult, err error) {
 	if err := checkName("instance", inst); err != nil {
 		return nil, err
