@@ -71,6 +71,15 @@
 // unique indexes would do it natively, but not every MongoDB-compatible
 // server has them).
 //
+// An upsert whose id the caller has just generated (store.Op.New: the
+// GraphQL create of a record without core.id) is one InsertOne of the
+// whole document instead: the _id index makes an insert atomic on every
+// server, and no other writer can know the id yet. (It can learn it from
+// a read once the insert is in: a writer in another process that updates
+// the record before the create's change is in may see its own change
+// numbered first. On MongoDB proper that holds for any two processes'
+// writes of one record, which no lock document orders there.)
+//
 // A Write's ops change the instance's usage document when they have
 // applied, and the Write returns once that is acknowledged. The Writes of
 // an instance that run at once in a process share one $inc (a group
@@ -87,9 +96,10 @@
 // it (an UPDATE naming only the _id), so two concurrent $set of different
 // fields of one record can lose one. When the server says it is FerretDB
 // (Config.RecordLocks), two lock documents remain, each for that reason:
-// one per write of a record (lock.go), and one per flush of an instance's
-// usage, taken by the flusher for the whole group's $inc rather than by
-// each Write (usage.go).
+// one per write of an existing record (an update, delete, trash or edit,
+// and an upsert of an id the caller chose; lock.go), and one per flush of
+// an instance's usage, taken by the flusher for the whole group's $inc
+// rather than by each Write (usage.go). A create of a new id takes none.
 //
 // # Change feed
 //

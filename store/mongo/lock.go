@@ -13,12 +13,26 @@ import (
 
 // lockRecord serialises the writes of one record. Within the process a
 // keyed mutex does it; across processes, when the server does not apply an
-// update to one document atomically (FerretDB reads, changes and rewrites
-// the whole document, so two concurrent $set of different fields can lose
-// one), a lock document in the locks collection does: inserting it is
-// atomic (its _id is the record's), and it carries an expiry so that a
-// holder that vanished does not block the record past LockLease. On
-// MongoDB proper (LocksOff, or LocksAuto) only the keyed mutex is used.
+// update to one document atomically, a lock document in the locks
+// collection does: inserting it is atomic (its _id is the record's), and
+// it carries an expiry so that a holder that vanished does not block the
+// record past LockLease. On MongoDB proper (LocksOff, or LocksAuto) only
+// the keyed mutex is used.
+//
+// Why FerretDB (v1) keeps it for every write of an existing record: its
+// update and findAndModify read the document, apply the operators in
+// FerretDB, and write the whole document back with an UPDATE that names
+// only the _id (internal/handler/msg_update.go, and UpdateAll of its
+// SQLite backend). Two concurrent $set of different fields of one record
+// can therefore lose one: with the locks off, the two-process case of
+// TestConcurrentUpserts (100 upserts of one id, each setting a field of
+// its own) ended with 81 to 97 of the fields. For the same reason a
+// version condition in the filter is no compare-and-swap there, and a
+// delete can land between an update's read and its write. A create of a
+// new id (store.Op.New) takes no lock document (create, write.go): it is
+// an insert, which the _id index makes atomic, of an id no one else
+// knows. The usage document's updates take a lock document of their own,
+// once per flush of an instance's usage (lockUsage, usage.go).
 //
 // The returned function releases the lock.
 func (s *Store) lockRecord(ctx context.Context, key string) (func(), error) {

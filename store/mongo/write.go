@@ -98,9 +98,17 @@ func mustEncode(field string, v any) any {
 
 // apply runs one op under its record's lock (lock.go) and returns what it
 // changed the instance's usage by. The op's change, if it made one, is
-// appended to the feed before the lock is released (changes.go).
+// appended to the feed before the lock is released (changes.go). An
+// upsert of a new id (store.Op.New) is a create, which needs no lock
+// document (create).
 func (s *Store) apply(ctx context.Context, inst string, op *store.Op) (store.OpResult, store.Usage, error) {
 	key := recordKey(inst, op.Type, op.ID)
+	if op.Kind == store.OpUpsert && op.New {
+		res, used, done, err := s.create(ctx, inst, key, op)
+		if done {
+			return res, used, err
+		}
+	}
 	unlock, err := s.lockRecord(ctx, key)
 	if err != nil {
 		return store.OpResult{}, store.Usage{}, err
@@ -145,35 +153,11 @@ func resized(oldSize int64, next bson.M) (store.Usage, error) {
 // document it returns is the record before, which tells whether the op
 // created it, which unique values it held and its size.
 func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op, ch *noted) (store.OpResult, store.Usage, error) {
-	ts, err := s.typeState(ctx, inst, op.Type)
+	uniqueFields, claimed, err := s.claimSet(ctx, inst, op)
 	if err != nil {
 		return store.OpResult{}, store.Usage{}, err
 	}
-	// Claim the unique values the op sets before writing them.
-	var uniqueFields []string
-	for f := range op.Set {
-		if ts.unique[f] {
-			uniqueFields = append(uniqueFields, f)
-		}
-	}
-	slices.Sort(uniqueFields)
-	var claimed []string
-	for _, f := range uniqueFields {
-		got, err := s.claim(ctx, inst, op.Type, op.ID, f, uniqueValues(op.Set[f]))
-		claimed = append(claimed, got...)
-		if err != nil {
-			s.unclaim(ctx, claimed, op.ID)
-			return store.OpResult{}, store.Usage{}, err
-		}
-	}
-
-	missing := ""
-	for _, f := range op.Required {
-		if op.Set[f] == nil {
-			missing = f
-			break
-		}
-	}
+	missing := missingField(op)
 	set := bson.D{{Key: fUpdated, Value: dateOf(op.Now)}}
 	for _, f := range slices.Sorted(maps.Keys(op.Set)) {
 		set = append(set, bson.E{Key: fieldPath([]string{f}), Value: mustEncode(f, op.Set[f])})
@@ -264,6 +248,92 @@ func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op, ch *
 		rec.Fields[k] = decodeValue(mustEncode(k, v)) // a copy the caller may keep
 	}
 	return store.OpResult{Created: created, Changed: true, Record: rec}, used, nil
+}
+
+// claimSet claims the unique values an upsert sets, before they are
+// written. It returns the op's unique fields and the claims it inserted
+// (to give back if the op fails); on failure it gives them back itself.
+func (s *Store) claimSet(ctx context.Context, inst string, op *store.Op) (fields, claimed []string, err error) {
+	ts, err := s.typeState(ctx, inst, op.Type)
+	if err != nil {
+		return nil, nil, err
+	}
+	for f := range op.Set {
+		if ts.unique[f] {
+			fields = append(fields, f)
+		}
+	}
+	slices.Sort(fields)
+	for _, f := range fields {
+		got, err := s.claim(ctx, inst, op.Type, op.ID, f, uniqueValues(op.Set[f]))
+		claimed = append(claimed, got...)
+		if err != nil {
+			s.unclaim(ctx, claimed, op.ID)
+			return nil, nil, err
+		}
+	}
+	return fields, claimed, nil
+}
+
+// missingField is the first required field an upsert leaves null: a
+// create without it must not happen.
+func missingField(op *store.Op) string {
+	for _, f := range op.Required {
+		if op.Set[f] == nil {
+			return f
+		}
+	}
+	return ""
+}
+
+// create writes the record of an upsert whose id the caller has just
+// generated (store.Op.New). No other writer can know the id, so no lock
+// document guards the record (lockRecord): only the keyed mutex of the
+// process, which costs no round trip. The write is one InsertOne of the
+// whole document, as upsert's findOneAndUpdate would create it
+// (upsertedDoc), and the _id index makes it atomic on any server. done is
+// false when the op must take upsert's locked path instead: it lacks a
+// required field (upsert refuses it), or the insert met a duplicate key
+// (the id exists after all: the caller's mistake). The claims create made
+// are then upsert's already; if upsert fails, they go stale and the next
+// writer of those values frees them (claim).
+func (s *Store) create(ctx context.Context, inst, key string, op *store.Op) (_ store.OpResult, _ store.Usage, done bool, _ error) {
+	if missingField(op) != "" {
+		return store.OpResult{}, store.Usage{}, false, nil
+	}
+	unlock, err := s.local.lock(ctx, key)
+	if err != nil {
+		return store.OpResult{}, store.Usage{}, true, err
+	}
+	defer unlock()
+	_, claimed, err := s.claimSet(ctx, inst, op)
+	if err != nil {
+		return store.OpResult{}, store.Usage{}, true, err
+	}
+	doc := upsertedDoc(inst, key, nil, op)
+	octx, cancel := s.op(ctx)
+	_, err = s.records.InsertOne(octx, doc)
+	cancel()
+	if mongo.IsDuplicateKeyError(err) {
+		return store.OpResult{}, store.Usage{}, false, nil
+	}
+	if err != nil {
+		s.unclaim(ctx, claimed, op.ID)
+		return store.OpResult{}, store.Usage{}, true, s.fail(ctx, "create", err)
+	}
+	used, err := resized(0, doc)
+	used.Records = 1
+	if err != nil {
+		return store.OpResult{}, used, true, err
+	}
+	rec := &store.Record{Type: op.Type, ID: op.ID, Created: op.Now, Updated: op.Now, CreatedBy: op.CreatedBy, Impl: op.Impl, Fields: map[string]any{}}
+	for k, v := range op.Set {
+		rec.Fields[k] = decodeValue(mustEncode(k, v)) // a copy the caller may keep
+	}
+	if c, ok := store.OpChange(op, nil, nil); ok {
+		err = s.appendChange(ctx, inst, c, nil)
+	}
+	return store.OpResult{Created: true, Changed: true, Record: rec}, used, true, err
 }
 
 // delete removes the record and frees its unique values.

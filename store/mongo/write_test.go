@@ -1,0 +1,142 @@
+package mongo_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.mongodb.org/mongo-driver/v2/event"
+
+	"github.com/corehq/core/store"
+	"github.com/corehq/core/store/mongo"
+	"github.com/corehq/core/store/mongo/mongotest"
+)
+
+// TestCreateTakesNoLockDocument: with record locks on (as on FerretDB),
+// an upsert of a new id (store.Op.New, or no id at all: PrepareOps
+// generates one) inserts no lock document for its record, and leaves
+// the record, its change and its usage as the locked path does; an
+// upsert of an id the caller chose takes the lock, and so does an upsert
+// marked New whose id exists after all, which merges into the record.
+func TestCreateTakesNoLockDocument(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var locks []string // the _ids of the lock documents inserted
+	mon := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		if coll, ok := e.Command.Lookup("insert").StringValueOK(); !ok || coll != "locks" {
+			return
+		}
+		docs, ok := e.Command.Lookup("documents").ArrayOK()
+		if !ok {
+			t.Errorf("an insert into locks without documents: %s", e.Command)
+			return
+		}
+		vals, err := docs.Values()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, v := range vals {
+			locks = append(locks, v.Document().Lookup("_id").StringValue())
+		}
+	}}
+	locked := func(key string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(locks, key)
+	}
+	st := mongotest.Open(t, mongo.WithCommandMonitor(mon), func(c *mongo.Config) { c.RecordLocks = mongo.LocksOn })
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	set := func() map[string]any {
+		return map[string]any{"title": "t", "tags": []any{"a", "b"}, "meta": map[string]any{"k.x": int64(1)}, "gone": nil}
+	}
+	write := func(op store.Op) store.OpResult {
+		t.Helper()
+		res, err := st.Write(ctx, "inst1", []store.Op{op}, store.Quota{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0]
+	}
+
+	generated := write(store.Op{Kind: store.OpUpsert, Type: "Book", Set: set(), Now: now, CreatedBy: "acc1"})
+	id := store.NewID()
+	marked := write(store.Op{Kind: store.OpUpsert, Type: "Book", ID: id, New: true, Set: set(), Now: now, CreatedBy: "acc1"})
+	chosen := write(store.Op{Kind: store.OpUpsert, Type: "Book", ID: "chosen", Set: set(), Now: now, CreatedBy: "acc1"})
+	for _, tc := range []struct {
+		name   string
+		res    store.OpResult
+		locked bool
+	}{
+		{"no id", generated, false},
+		{"new id", marked, false},
+		{"chosen id", chosen, true},
+	} {
+		if !tc.res.Created || tc.res.Record == nil {
+			t.Fatalf("%s: %+v, want a create", tc.name, tc.res)
+		}
+		if got := locked("inst1/Book/" + tc.res.Record.ID); got != tc.locked {
+			t.Errorf("%s: a lock document was inserted: %v, want %v", tc.name, got, tc.locked)
+		}
+		got, err := st.Get(ctx, "inst1", "Book", tc.res.Record.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := *chosen.Record
+		want.ID = tc.res.Record.ID
+		if d := cmp.Diff(&want, got); d != "" {
+			t.Errorf("%s: stored record (-as the locked path leaves it +got):\n%s", tc.name, d)
+		}
+		if d := cmp.Diff(got, tc.res.Record); d != "" {
+			t.Errorf("%s: result (-stored +got):\n%s", tc.name, d)
+		}
+	}
+
+	// A New op whose id exists after all: the locked path, a merge.
+	again := write(store.Op{Kind: store.OpUpsert, Type: "Book", ID: id, New: true, Set: map[string]any{"more": int64(2)}, Now: now.Add(time.Second)})
+	if again.Created || again.Record.Fields["title"] != "t" || again.Record.Fields["more"] != int64(2) {
+		t.Errorf("an upsert marked New of an existing id = %+v, want a merge", again)
+	}
+	if !locked("inst1/Book/" + id) {
+		t.Error("an upsert marked New of an existing id inserted no lock document")
+	}
+
+	changes, err := st.Changes(ctx, "inst1", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range changes {
+		got = append(got, string(c.Op)+" "+c.ID)
+	}
+	want := []string{
+		string(store.ChangeCreated) + " " + generated.Record.ID,
+		string(store.ChangeCreated) + " " + id,
+		string(store.ChangeCreated) + " chosen",
+		string(store.ChangeUpdated) + " " + id,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("changes (-want +got):\n%s", d)
+	}
+
+	kept, err := st.Usage(ctx, "inst1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ForgetUsage(ctx, "inst1"); err != nil {
+		t.Fatal(err)
+	}
+	counted, err := st.Usage(ctx, "inst1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.Records != 3 || kept.Records != counted.Records || kept.StorageBytes != counted.StorageBytes {
+		t.Errorf("usage kept = %+v, counted = %+v; want 3 records, alike", kept, counted)
+	}
+}
