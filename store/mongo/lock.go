@@ -71,9 +71,20 @@ func (s *Store) lockRecord(ctx context.Context, key string) (func(), error) {
 			return nil, ctx.Err()
 		case <-time.After(wait + rand.N(wait)):
 		}
-		wait = min(2*wait, 50*time.Millisecond)
+		wait = min(2*wait, maxLockWait)
 	}
 }
+
+// maxLockWait bounds the pause between two tries of a taken lock
+// document. A lock is held for a write or two (a record's update, a
+// flush of an instance's usage), and since the writes of an instance in
+// one process share their usage flush (group.go), a usage lock has at
+// most one contender per process: a longer pause only leaves the lock
+// free. With 50 ms, two processes on FerretDB over PostgreSQL made 596
+// creates and 176 updates a second together; with 4 ms, 724 and 266
+// (corebench --ferretdb --ferretdb-postgresql --processes 2; one run
+// each).
+const maxLockWait = 4 * time.Millisecond
 
 // breakExpiredLock removes the lock of key if its lease ran out.
 func (s *Store) breakExpiredLock(ctx context.Context, key string) error {
