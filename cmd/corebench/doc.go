@@ -34,7 +34,8 @@
 //
 // --ferretdb starts the tests' MongoDB-wire server (tools/ferretdb, built
 // through internal/toolbin) pinned with the load generator and cored on
-// it; --processes N starts N cored on one port (cored serve
+// it (over SQLite files, or over a PostgreSQL database with
+// --ferretdb-postgresql); --processes N starts N cored on one port (cored serve
 // --reuse-port) and sums their CPU and memory.
 //
 // `scale` starts a fresh cored per part and measures get and indexed find
