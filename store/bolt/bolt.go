@@ -30,6 +30,10 @@ type Config struct {
 	// NoSync skips the fsync after each commit: much faster writes, but a
 	// crash of the machine may lose the last ones. For tests and bulk loads.
 	NoSync bool
+	// JournalSize bounds the journal that synced commits go through
+	// (journal.go): when the next commit would not fit, the file is synced
+	// and the journal starts again. Zero is DefaultJournalSize.
+	JournalSize int64
 	// BatchSize is the most writes one transaction commits. Writes that
 	// arrive while a transaction commits share the next one (group commit).
 	BatchSize int
@@ -63,8 +67,9 @@ func DefaultConfig() Config {
 // Store is the embedded store: one bbolt file, laid out as the package
 // documentation describes. It is safe for concurrent use.
 type Store struct {
-	db  *bbolt.DB
-	cfg Config
+	db      *bbolt.DB
+	journal *journal // nil with Config.NoSync (journal.go)
+	cfg     Config
 
 	// Writes go to the committer goroutine (commit.go) through calls;
 	// closed stops it, and done is closed when it has stopped. sending
@@ -119,7 +124,17 @@ func Open(path string, cfg Config) (*Store, error) {
 	if cfg.CommitWait == 0 {
 		cfg.CommitWait = DefaultConfig().CommitWait
 	}
+	if cfg.JournalSize <= 0 {
+		cfg.JournalSize = DefaultJournalSize
+	}
 	cfg.Retention = cfg.Retention.Normalized()
+	var j *journal
+	if !cfg.NoSync {
+		var err error
+		if j, err = openJournal(path, cfg.FileMode, cfg.JournalSize, cfg.OpenTimeout); err != nil {
+			return nil, fmt.Errorf("bolt: open %s: %w", path, err)
+		}
+	}
 	db, err := bbolt.Open(path, cfg.FileMode, &bbolt.Options{
 		Timeout: cfg.OpenTimeout,
 		// The freelist is rebuilt on open instead of written on every
@@ -128,12 +143,25 @@ func Open(path string, cfg Config) (*Store, error) {
 		FreelistType:   bbolt.FreelistMapType,
 	})
 	if err != nil {
+		if j != nil {
+			j.closeFiles()
+		}
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("bolt: open %s: file locked by another process: %w", path, store.ErrUnavailable)
 		}
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
 	db.NoSync = cfg.NoSync
+	if j != nil {
+		// The journal syncs instead (journal.go).
+		db.NoSync = true
+		j.metaEnd = 2 * int64(db.Info().PageSize)
+		if err := hookWrites(db, j.writeAt); err != nil {
+			db.Close()
+			j.closeFiles()
+			return nil, err
+		}
+	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
@@ -155,15 +183,19 @@ func Open(path string, cfg Config) (*Store, error) {
 	})
 	if err != nil {
 		db.Close()
+		if j != nil {
+			j.closeFiles()
+		}
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
 	s := &Store{
-		db:     db,
-		cfg:    cfg,
-		states: make(map[string]*instState),
-		calls:  make(chan *call),
-		closed: make(chan struct{}),
-		done:   make(chan struct{}),
+		db:      db,
+		journal: j,
+		cfg:     cfg,
+		states:  make(map[string]*instState),
+		calls:   make(chan *call),
+		closed:  make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 	go s.commitLoop()
 	return s, nil
@@ -184,6 +216,9 @@ func (s *Store) Close() error {
 		close(s.closed)
 		<-s.done
 		s.closeErr = s.db.Close()
+		if s.journal != nil {
+			s.closeErr = errors.Join(s.closeErr, s.journal.close())
+		}
 	})
 	return s.closeErr
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // Group commit. bbolt has one writer at a time, and with synced commits
-// each transaction costs two fdatasyncs. Every write goes to one committer
+// each transaction costs a write and a sync of its pages (journal.go).
+// Every write goes to one committer
 // goroutine, which runs whatever writes have queued up while the previous
 // transaction committed as one transaction: a lone write commits at once
 // (bbolt's own Batch would wait for a timer), and under load one commit
@@ -28,8 +29,8 @@ import (
 // write), and which grouping they fall into is chance: with 32 writers on
 // one core, commits of 17 writes gave 6,300-8,500 creates/s and commits of
 // 25 gave 9,100-10,800 (corebench d_create_book), since each commit costs
-// its fixed pages, two fdatasyncs (0.14-0.23 ms of CPU each pair on the
-// test host) and the wake-ups around them. A lone writer never waits: it
+// its fixed pages, its syncs (then two fdatasyncs, 0.14-0.23 ms of CPU
+// each pair on the test host) and the wake-ups around them. A lone writer never waits: it
 // saw no other.
 //
 // The writes of one transaction apply in arrival order, as if serial. When

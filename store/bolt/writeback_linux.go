@@ -31,3 +31,7 @@ func (w *writeback) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// syncData flushes f's data, and the metadata needed to read it, to the
+// disk (fdatasync).
+func syncData(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }
