@@ -127,7 +127,7 @@ func openJournal(path string, mode os.FileMode, capacity int64, timeout time.Dur
 		return nil, err
 	}
 	j := &journal{f: f, db: db, capacity: capacity}
-	if err := j.replay(); err != nil {
+	if err := j.replayInto(); err != nil {
 		j.closeFiles()
 		return nil, fmt.Errorf("replaying the journal %s: %w", jp, err)
 	}
@@ -143,6 +143,18 @@ func openJournal(path string, mode os.FileMode, capacity int64, timeout time.Dur
 		}
 	}
 	return j, nil
+}
+
+// replayInto replays the journal into the store's file, unless that file
+// is empty: bbolt syncs a new file's first pages before any commit, so an
+// empty file is one made anew (its old self deleted), and the records are
+// of a file that is gone.
+func (j *journal) replayInto() error {
+	st, err := j.db.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	return j.replay()
 }
 
 // replay writes the records of the header's epoch into the store's file,

@@ -373,3 +373,18 @@ func TestJournalSkipsStaleRecord(t *testing.T) {
 		t.Fatalf("page 5 after replay holds %q, want %q (the last record of epoch 2)", got, "e2 r2")
 	}
 }
+
+// TestJournalOfDeletedFile: a journal left beside a store file that was
+// deleted after a crash is not replayed into the new, empty file.
+func TestJournalOfDeletedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "core.db")
+	s, disk := openCheckpointed(t, path, 5, 0)
+	for i := 5; i < 10; i++ {
+		putDoc(t, s, fmt.Sprintf("k%05d", i), docValue(i))
+	}
+	p := crashCopy(t, disk, path, -1)
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	checkDocs(t, p, 0)
+}
