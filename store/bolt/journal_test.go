@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -387,4 +388,110 @@ func TestJournalOfDeletedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkDocs(t, p, 0)
+}
+
+// TestJournalRandomCrashes writes, overwrites and deletes keys of many
+// sizes, a commit at a time, through a journal small enough to
+// checkpoint every few commits, and at random commits takes the disk a
+// crash would leave: the file as of the last checkpoint (with whatever
+// in-place writes followed it in the same commit) and the journal as it
+// is. Opened, that disk must hold exactly what the commits acknowledged
+// so far wrote, and pass bbolt's check.
+func TestJournalRandomCrashes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "core.db")
+	s, err := Open(path, syncedConfig(512<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rnd := rand.New(rand.NewPCG(7, 11))
+	model := map[string][]byte{}
+	disk, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch, crashes := s.journal.epoch, 0
+	for commit := range 400 {
+		// One commit: a few puts and deletes.
+		ops := 1 + rnd.IntN(8)
+		staged := map[string][]byte{}
+		err := s.update(func(tx *bbolt.Tx) error {
+			clear(staged)
+			b, err := tx.Bucket(bucketDocs).CreateBucketIfNotExists([]byte("r"))
+			if err != nil {
+				return err
+			}
+			for range ops {
+				k := fmt.Sprintf("k%03d", rnd.IntN(300))
+				if rnd.IntN(4) == 0 {
+					if err := b.Delete([]byte(k)); err != nil {
+						return err
+					}
+					staged[k] = nil
+					continue
+				}
+				v := bytes.Repeat([]byte{byte(commit)}, 1+rnd.IntN(12000))
+				if err := b.Put([]byte(k), v); err != nil {
+					return err
+				}
+				staged[k] = v
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range staged {
+			if v == nil {
+				delete(model, k)
+			} else {
+				model[k] = v
+			}
+		}
+		if s.journal.epoch != epoch {
+			epoch = s.journal.epoch
+			if disk, err = os.ReadFile(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rnd.IntN(25) != 0 {
+			continue
+		}
+		crashes++
+		p := crashCopy(t, disk, path, -1)
+		c, err := Open(p, syncedConfig(512<<10))
+		if err != nil {
+			t.Fatalf("commit %d: opening the crash copy: %v", commit, err)
+		}
+		err = c.view(func(tx *bbolt.Tx) error {
+			for err := range tx.Check() {
+				return fmt.Errorf("bbolt check: %w", err)
+			}
+			got := map[string][]byte{}
+			if b := tx.Bucket(bucketDocs).Bucket([]byte("r")); b != nil {
+				if err := b.ForEach(func(k, v []byte) error {
+					got[string(k)] = bytes.Clone(v)
+					return nil
+				}); err != nil {
+					return err
+				}
+			}
+			if len(got) != len(model) {
+				return fmt.Errorf("%d keys, want %d", len(got), len(model))
+			}
+			for k, v := range model {
+				if !bytes.Equal(got[k], v) {
+					return fmt.Errorf("key %s: %d bytes, want %d", k, len(got[k]), len(v))
+				}
+			}
+			return nil
+		})
+		c.Close()
+		if err != nil {
+			t.Fatalf("commit %d (epoch %d), after the crash: %v", commit, epoch, err)
+		}
+	}
+	if crashes < 5 || epoch < 10 {
+		t.Fatalf("%d crashes over %d epochs: the test proves little", crashes, epoch)
+	}
 }
