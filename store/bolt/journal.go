@@ -94,6 +94,9 @@ const (
 	// follows, one (offset, length) per write.
 	recordFixed = 8 + 8 + 8 + 4 + 8 + 4
 	tableEntry  = 8 + 4
+	// keptBuffer is the most memory a commit's copy of its pages keeps
+	// for the next commit: a group commit of creates is about 200 KiB.
+	keptBuffer = 4 << 20
 )
 
 var (
@@ -287,6 +290,11 @@ func (j *journal) writeAt(b []byte, off int64) (int, error) {
 	}
 	err := j.commit()
 	j.writes, j.data = j.writes[:0], j.data[:0]
+	if cap(j.data) > keptBuffer {
+		// A large commit (an import, an index build) does not keep its
+		// memory for the life of the store.
+		j.writes, j.data, j.table = nil, nil, nil
+	}
 	if err != nil {
 		return 0, err
 	}
