@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corehq/core/store"
+	"github.com/corehq/core/tenant"
 )
 
 // meta is the source of a Core object: a record's metadata. hideCreated
@@ -29,21 +30,30 @@ func newCoreObject(direct directFields) *graphql.Object {
 			return get(callFrom(p.Context), m), nil
 		}}
 	}
-	str := func(name string, get func(c *call, m *meta) any) {
-		field(name, get)
+	// A string's getter points at the string (nil: null), which the
+	// direct read passes on as it is: boxing the string would allocate.
+	str := func(name string, get func(c *call, m *meta) *string) {
+		field(name, func(c *call, m *meta) any {
+			if s := get(c, m); s != nil {
+				return *s
+			}
+			return nil
+		})
 		direct.add("Core", name, func(c *call, src any) (any, bool) {
 			m, _ := src.(*meta)
 			if m == nil || c == nil {
 				return nil, false
 			}
-			return get(c, m), true
+			if s := get(c, m); s != nil {
+				return s, true
+			}
+			return nil, true
 		})
 	}
-	publisher := func(pick int) func(c *call, m *meta) any {
-		return func(c *call, m *meta) any {
+	publisher := func(get func(r *tenant.Release) *string) func(c *call, m *meta) *string {
+		return func(c *call, m *meta) *string {
 			t, ok := c.schema.model.Type(m.rec.Type)
-			realm, app, release := c.publisher(ok && t.Builtin)
-			return [3]string{realm, app, release}[pick]
+			return get(c.publisher(ok && t.Builtin))
 		}
 	}
 	field("id", func(_ *call, m *meta) any { return m.rec.ID })
@@ -84,27 +94,35 @@ func newCoreObject(direct directFields) *graphql.Object {
 	})
 	stamp("updated", func(m *meta) *time.Time { return &m.rec.Updated })
 	stamp("trashed", func(m *meta) *time.Time { return m.rec.Trashed })
-	str("createdBy", func(_ *call, m *meta) any { return nullable(m.rec.CreatedBy) })
-	str("impl", func(c *call, m *meta) any {
+	str("createdBy", func(_ *call, m *meta) *string { return nonEmpty(&m.rec.CreatedBy) })
+	str("impl", func(c *call, m *meta) *string {
 		// As Hypi's: the implementing type of a record whose type
 		// implements an interface, unless core.impl was written.
 		if t, ok := c.schema.model.Type(m.rec.Type); ok && m.rec.Impl == "" && len(t.Interfaces) > 0 {
-			return m.rec.Type
+			return &m.rec.Type
 		}
-		return nullable(m.rec.Impl)
+		return nonEmpty(&m.rec.Impl)
 	})
-	str("app", func(c *call, _ *meta) any { return c.Instance.App })
-	str("release", func(c *call, _ *meta) any { return c.Release.Name })
-	str("instance", func(c *call, _ *meta) any { return c.Instance.Domain })
-	str("publisherRealm", publisher(0))
-	str("publisherApp", publisher(1))
-	str("publisherRelease", publisher(2))
-	str("instanceId", func(c *call, _ *meta) any { return c.Instance.ID })
+	str("app", func(c *call, _ *meta) *string { return &c.Instance.App })
+	str("release", func(c *call, _ *meta) *string { return &c.Release.Name })
+	str("instance", func(c *call, _ *meta) *string { return &c.Instance.Domain })
+	str("publisherRealm", publisher(func(r *tenant.Release) *string { return &r.Realm }))
+	str("publisherApp", publisher(func(r *tenant.Release) *string { return &r.App }))
+	str("publisherRelease", publisher(func(r *tenant.Release) *string { return &r.Name }))
+	str("instanceId", func(c *call, _ *meta) *string { return &c.Instance.ID })
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Core",
 		Description: "The metadata of a record.",
 		Fields:      fields,
 	})
+}
+
+// nonEmpty is s, or nil (null) when *s is "".
+func nonEmpty(s *string) *string {
+	if *s == "" {
+		return nil
+	}
+	return s
 }
 
 // nullable turns "" into null.
