@@ -147,13 +147,38 @@ func newPageInfoObject() *graphql.Object {
 		Fields: graphql.Fields{
 			"hasPreviousPage": field(graphql.NewNonNull(graphql.Boolean), func(ctx context.Context, pg *page) (any, error) { return pg.hasPrevious(ctx), nil }),
 			"hasNextPage":     field(graphql.NewNonNull(graphql.Boolean), func(ctx context.Context, pg *page) (any, error) { return pg.hasNext(ctx), nil }),
-			"startCursor":     field(graphql.NewNonNull(graphql.String), func(ctx context.Context, pg *page) (any, error) { return pg.startCursor(ctx), nil }),
-			"endCursor":       field(graphql.NewNonNull(graphql.String), func(ctx context.Context, pg *page) (any, error) { return pg.endCursor(ctx), nil }),
+			"startCursor":     field(graphql.NewNonNull(graphql.String), func(ctx context.Context, pg *page) (any, error) { return boxCursor(pg.startCursor(ctx)), nil }),
+			"endCursor":       field(graphql.NewNonNull(graphql.String), func(ctx context.Context, pg *page) (any, error) { return boxCursor(pg.endCursor(ctx)), nil }),
 			"pageLimit":       field(graphql.NewNonNull(graphql.Int), func(_ context.Context, pg *page) (any, error) { return pg.limit, nil }),
-			"previousOffsets": field(strings, func(ctx context.Context, pg *page) (any, error) { return pg.previousOffsets(ctx) }),
-			"nextOffsets":     field(strings, func(ctx context.Context, pg *page) (any, error) { return pg.nextOffsets(ctx) }),
+			"previousOffsets": field(strings, func(ctx context.Context, pg *page) (any, error) { return boxOffsets(pg.previousOffsets(ctx)) }),
+			"nextOffsets":     field(strings, func(ctx context.Context, pg *page) (any, error) { return boxOffsets(pg.nextOffsets(ctx)) }),
 		},
 	})
+}
+
+// boxCursor returns a cursor as a resolver's value. Most pages have no
+// page before or after them, and FIRST and LAST box without allocating,
+// being constants; a record's id allocates.
+func boxCursor(s string) any {
+	switch s {
+	case cursorFirst:
+		return cursorFirst
+	case cursorLast:
+		return cursorLast
+	}
+	return s
+}
+
+// noOffsets is the empty list of offsets, boxed once: most pages have no
+// page before or after them. It is never written.
+var noOffsets any = []string{}
+
+// boxOffsets returns offsets as a resolver's value.
+func boxOffsets(offsets []string, err error) (any, error) {
+	if err == nil && len(offsets) == 0 {
+		return noOffsets, nil
+	}
+	return offsets, err
 }
 
 // edge is the source of a CoreResultEdge.
