@@ -123,10 +123,15 @@ func callFrom(ctx context.Context) *call {
 	return c
 }
 
-// publisher returns the publisherRealm/App/Release of records of a type.
-func (c *call) publisher(builtin bool) (realm, app, release string) {
+// builtinPublisher publishes the built-in types (core). It is never
+// written: the Core fields read pointers into it.
+var builtinPublisher = tenant.Release{Realm: "core", App: "core", Name: "core"}
+
+// publisher returns the release whose Realm, App and Name are the
+// publisherRealm/App/Release of records of a type.
+func (c *call) publisher(builtin bool) *tenant.Release {
 	if builtin {
-		return "core", "core", "core"
+		return &builtinPublisher
 	}
-	return c.Release.Realm, c.Release.App, c.Release.Name
+	return c.Release
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corehq/core/store"
+	"github.com/corehq/core/tenant"
 )
 
 // meta is the source of a Core object: a record's metadata. hideCreated
@@ -29,21 +30,30 @@ func newCoreObject(direct directFields) *graphql.Object {
 			return get(callFrom(p.Context), m), nil
 		}}
 	}
-	str := func(name string, get func(c *call, m *meta) any) {
-		field(name, get)
+	// A string's getter points at the string (nil: null), which the
+	// direct read passes on as it is: boxing the string would allocate.
+	str := func(name string, get func(c *call, m *meta) *string) {
+		field(name, func(c *call, m *meta) any {
+			if s := get(c, m); s != nil {
+				return *s
+			}
+			return nil
+		})
 		direct.add("Core", name, func(c *call, src any) (any, bool) {
 			m, _ := src.(*meta)
 			if m == nil || c == nil {
 				return nil, false
 			}
-			return get(c, m), true
+			if s := get(c, m); s != nil {
+				return s, true
+			}
+			return nil, true
 		})
 	}
-	publisher := func(pick int) func(c *call, m *meta) any {
-		return func(c *call, m *meta) any {
+	publisher := func(get func(r *tenant.Release) *string) func(c *call, m *meta) *string {
+		return func(c *call, m *meta) *string {
 			t, ok := c.schema.model.Type(m.rec.Type)
-			realm, app, release := c.publisher(ok && t.Builtin)
-			return [3]string{realm, app, release}[pick]
+			return get(c.publisher(ok && t.Builtin))
 		}
 	}
 	field("id", func(_ *call, m *meta) any { return m.rec.ID })
@@ -84,27 +94,35 @@ func newCoreObject(direct directFields) *graphql.Object {
 	})
 	stamp("updated", func(m *meta) *time.Time { return &m.rec.Updated })
 	stamp("trashed", func(m *meta) *time.Time { return m.rec.Trashed })
-	str("createdBy", func(_ *call, m *meta) any { return nullable(m.rec.CreatedBy) })
-	str("impl", func(c *call, m *meta) any {
+	str("createdBy", func(_ *call, m *meta) *string { return nonEmpty(&m.rec.CreatedBy) })
+	str("impl", func(c *call, m *meta) *string {
 		// As Hypi's: the implementing type of a record whose type
 		// implements an interface, unless core.impl was written.
 		if t, ok := c.schema.model.Type(m.rec.Type); ok && m.rec.Impl == "" && len(t.Interfaces) > 0 {
-			return m.rec.Type
+			return &m.rec.Type
 		}
-		return nullable(m.rec.Impl)
+		return nonEmpty(&m.rec.Impl)
 	})
-	str("app", func(c *call, _ *meta) any { return c.Instance.App })
-	str("release", func(c *call, _ *meta) any { return c.Release.Name })
-	str("instance", func(c *call, _ *meta) any { return c.Instance.Domain })
-	str("publisherRealm", publisher(0))
-	str("publisherApp", publisher(1))
-	str("publisherRelease", publisher(2))
-	str("instanceId", func(c *call, _ *meta) any { return c.Instance.ID })
+	str("app", func(c *call, _ *meta) *string { return &c.Instance.App })
+	str("release", func(c *call, _ *meta) *string { return &c.Release.Name })
+	str("instance", func(c *call, _ *meta) *string { return &c.Instance.Domain })
+	str("publisherRealm", publisher(func(r *tenant.Release) *string { return &r.Realm }))
+	str("publisherApp", publisher(func(r *tenant.Release) *string { return &r.App }))
+	str("publisherRelease", publisher(func(r *tenant.Release) *string { return &r.Name }))
+	str("instanceId", func(c *call, _ *meta) *string { return &c.Instance.ID })
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Core",
 		Description: "The metadata of a record.",
 		Fields:      fields,
 	})
+}
+
+// nonEmpty is s, or nil (null) when *s is "".
+func nonEmpty(s *string) *string {
+	if *s == "" {
+		return nil
+	}
+	return s
 }
 
 // nullable turns "" into null.
@@ -129,13 +147,38 @@ func newPageInfoObject() *graphql.Object {
 		Fields: graphql.Fields{
 			"hasPreviousPage": field(graphql.NewNonNull(graphql.Boolean), func(ctx context.Context, pg *page) (any, error) { return pg.hasPrevious(ctx), nil }),
 			"hasNextPage":     field(graphql.NewNonNull(graphql.Boolean), func(ctx context.Context, pg *page) (any, error) { return pg.hasNext(ctx), nil }),
-			"startCursor":     field(graphql.NewNonNull(graphql.String), func(ctx context.Context, pg *page) (any, error) { return pg.startCursor(ctx), nil }),
-			"endCursor":       field(graphql.NewNonNull(graphql.String), func(ctx context.Context, pg *page) (any, error) { return pg.endCursor(ctx), nil }),
+			"startCursor":     field(graphql.NewNonNull(graphql.String), func(ctx context.Context, pg *page) (any, error) { return boxCursor(pg.startCursor(ctx)), nil }),
+			"endCursor":       field(graphql.NewNonNull(graphql.String), func(ctx context.Context, pg *page) (any, error) { return boxCursor(pg.endCursor(ctx)), nil }),
 			"pageLimit":       field(graphql.NewNonNull(graphql.Int), func(_ context.Context, pg *page) (any, error) { return pg.limit, nil }),
-			"previousOffsets": field(strings, func(ctx context.Context, pg *page) (any, error) { return pg.previousOffsets(ctx) }),
-			"nextOffsets":     field(strings, func(ctx context.Context, pg *page) (any, error) { return pg.nextOffsets(ctx) }),
+			"previousOffsets": field(strings, func(ctx context.Context, pg *page) (any, error) { return boxOffsets(pg.previousOffsets(ctx)) }),
+			"nextOffsets":     field(strings, func(ctx context.Context, pg *page) (any, error) { return boxOffsets(pg.nextOffsets(ctx)) }),
 		},
 	})
+}
+
+// boxCursor returns a cursor as a resolver's value. Most pages have no
+// page before or after them, and FIRST and LAST box without allocating,
+// being constants; a record's id allocates.
+func boxCursor(s string) any {
+	switch s {
+	case cursorFirst:
+		return cursorFirst
+	case cursorLast:
+		return cursorLast
+	}
+	return s
+}
+
+// noOffsets is the empty list of offsets, boxed once: most pages have no
+// page before or after them. It is never written.
+var noOffsets any = []string{}
+
+// boxOffsets returns offsets as a resolver's value.
+func boxOffsets(offsets []string, err error) (any, error) {
+	if err == nil && len(offsets) == 0 {
+		return noOffsets, nil
+	}
+	return offsets, err
 }
 
 // edge is the source of a CoreResultEdge.

@@ -38,7 +38,11 @@ type page struct {
 	// forward only.
 	iface bool
 
-	before, after *bool // lazily computed existence beyond each end
+	// before and after say whether a record lies beyond each end, once
+	// known (beforeKnown, afterKnown): they may cost a store read, so
+	// they are computed when first asked.
+	before, after           bool
+	beforeKnown, afterKnown bool
 }
 
 // pageArgs are find's paging arguments.
@@ -141,32 +145,32 @@ func (pg *page) hasPrevious(ctx context.Context) bool {
 	if pg.iface {
 		return pg.cursorGiven // the cursor's record lies before the page
 	}
-	if pg.before == nil {
+	if !pg.beforeKnown {
 		// Without a cursor or skip the page starts at the very beginning.
 		v := pg.cursorGiven
 		if v && len(pg.nodes) > 0 {
 			recs, err := pg.beyond(ctx, pg.nodes[0].rec.ID, true, 1)
 			v = err == nil && len(recs) > 0
 		}
-		pg.before = &v
+		pg.before, pg.beforeKnown = v, true
 	}
-	return *pg.before
+	return pg.before
 }
 
 func (pg *page) hasNext(ctx context.Context) bool {
 	if !pg.backward {
 		return pg.more
 	}
-	if pg.after == nil {
+	if !pg.afterKnown {
 		// Without a cursor or skip the page ends at the very end.
 		v := pg.cursorGiven
 		if v && len(pg.nodes) > 0 {
 			recs, err := pg.beyond(ctx, pg.nodes[len(pg.nodes)-1].rec.ID, false, 1)
 			v = err == nil && len(recs) > 0
 		}
-		pg.after = &v
+		pg.after, pg.afterKnown = v, true
 	}
-	return *pg.after
+	return pg.after
 }
 
 func (pg *page) startCursor(ctx context.Context) string {

@@ -39,8 +39,8 @@ func coerceVariable(v *varPlan, input any) (any, error) {
 		return "", gqlerrors.NewError(fmt.Sprintf(`Variable "$%v" expected value of type `+
 			`"%v" which cannot be used as an input type.`, v.name, v.typeText), []ast.Node{v.def}, "", nil, []int{}, nil)
 	}
-	if s, ok := input.(string); ok && isStringType(v.typ) {
-		return s, nil // what String's ParseValue returns, without fmt
+	if _, ok := input.(string); ok && isStringType(v.typ) {
+		return input, nil // what String's ParseValue returns, without fmt or boxing again
 	}
 	valid, messages := validInput(input, v.typ)
 	if valid {

@@ -104,7 +104,9 @@ func typeArgs(a *API, r Request, root, name string, fixed ...string) (*rootField
 		return nil, nil, err
 	}
 	record := r.Route == RouteRecord
-	fixed = append([]string{"type"}, fixed...)
+	// On the stack: the longest list, the record route's, has seven.
+	var buf [8]string
+	fixed = append(append(buf[:0], "type"), fixed...)
 	if record {
 		if err := checkID(r.ID); err != nil {
 			return nil, nil, err

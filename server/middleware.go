@@ -50,10 +50,20 @@ func validRequestID(id string) bool {
 // domain once known, and the cause of a 5xx. Headers and bodies are never
 // logged: they carry tokens and passwords. The line has no caller: it is
 // always this function, and finding it costs a stack walk per request.
-func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+//
+// echo applies middleware to the handler anew on every request: the
+// logger is made here, once, not in the middleware.
+func (s *Server) logRequests() echo.MiddlewareFunc {
 	// No stack either: a 5xx line carries its cause, and the stack of the
 	// middleware that logs it says nothing.
 	log := s.log.WithOptions(zap.WithCaller(false), zap.AddStacktrace(zap.LevelEnablerFunc(func(zapcore.Level) bool { return false })))
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return logRequest(log, next)
+	}
+}
+
+// logRequest is next, logged to log.
+func logRequest(log *zap.Logger, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		err := next(c)

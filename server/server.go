@@ -137,7 +137,7 @@ func (s *Server) newEcho(m *metrics.Metrics) *echo.Echo {
 	// Outermost first: the request id is known to the log line, the log
 	// line sees the status a recovered panic answers, and the body limit
 	// applies to every handler.
-	e.Use(requestID, s.logRequests)
+	e.Use(requestID, s.logRequests())
 	if m != nil {
 		e.Use(m.Middleware)
 	}

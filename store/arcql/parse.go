@@ -32,6 +32,14 @@ func Parse(text string, lim Limits) (*Query, error) {
 		// strings (and some drivers' keys) end: refused everywhere.
 		return nil, errorAt(posOf(text, i), "query holds a NUL character")
 	}
+	if q, ok := parseIDEquals(text, lim); ok {
+		return q, nil
+	}
+	return parse(text, lim)
+}
+
+// parse is Parse after its checks of the whole text: the parser.
+func parse(text string, lim Limits) (*Query, error) {
 	p := &parser{lx: newLexer(text, lim.MaxStringBytes), lim: lim}
 	p.ahead = p.buf[:0]
 	q, err := p.query()

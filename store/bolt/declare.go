@@ -57,7 +57,13 @@ var emptyState = &instState{types: map[string]*typeState{}}
 // state returns the declared state of an instance as of tx, from the cache
 // when it is current. It must not be called by Declare's own transaction.
 func (s *Store) state(tx *bbolt.Tx, inst string) (*instState, error) {
-	ib := instBucket(tx, inst)
+	return s.stateIn(instBucket(tx, inst), inst)
+}
+
+// stateIn is state for a caller that has the instance's bucket, ib (nil
+// when the instance has none): a read transaction opens each bucket anew
+// on every lookup, so a query opens the instance's once.
+func (s *Store) stateIn(ib *bbolt.Bucket, inst string) (*instState, error) {
 	if ib == nil {
 		return emptyState, nil
 	}

@@ -72,11 +72,11 @@ func (s *Store) find(ctx context.Context, inst string, q *store.Query) ([]*store
 // read transaction and hands it to f, unless the type has no records.
 func (s *Store) run(ctx context.Context, inst string, q *store.Query, filter arcql.Expr, info *planInfo, f func(e *exec) error) error {
 	return s.view(func(tx *bbolt.Tx) error {
-		st, err := s.state(tx, inst)
+		ib := instBucket(tx, inst)
+		st, err := s.stateIn(ib, inst)
 		if err != nil {
 			return err
 		}
-		ib := instBucket(tx, inst)
 		e := &exec{
 			ctx:    ctx,
 			inst:   inst,

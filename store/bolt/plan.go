@@ -71,7 +71,8 @@ type planInfo struct {
 }
 
 // conjuncts are the top-level AND terms of a filter, sorted by what an
-// index can do with them.
+// index can do with them. The maps are nil until a term goes in them:
+// most filters of a read by id fill none.
 type conjuncts struct {
 	ids    []string // core.id = / IN; nil when none
 	hasIDs bool
@@ -93,11 +94,7 @@ func pathName(p arcql.Path) string { return strings.Join(p.Parts, ".") }
 
 // splitConjuncts reads the index-usable terms of a filter.
 func splitConjuncts(e arcql.Expr) *conjuncts {
-	c := &conjuncts{
-		eq:     map[string]*arcql.Value{},
-		in:     map[string][]string{},
-		ranges: map[string][]*keyRange{},
-	}
+	c := &conjuncts{}
 	c.add(e)
 	return c
 }
@@ -114,6 +111,9 @@ func (c *conjuncts) add(e arcql.Expr) {
 		if n.Field == "core.id" {
 			c.setIDs(n.IDs)
 		} else {
+			if c.in == nil {
+				c.in = map[string][]string{}
+			}
 			c.in[n.Field] = n.IDs
 		}
 	case *arcql.Compare:
@@ -126,18 +126,27 @@ func (c *conjuncts) add(e arcql.Expr) {
 		}
 		switch n.Op {
 		case arcql.OpEq:
+			if c.eq == nil {
+				c.eq = map[string]*arcql.Value{}
+			}
 			c.eq[name] = &n.Value
 		case arcql.OpLt, arcql.OpLe, arcql.OpGt, arcql.OpGe, arcql.OpPrefix:
 			if r := compareRange(n); r != nil {
-				c.ranges[name] = append(c.ranges[name], r)
+				c.addRange(name, r)
 			}
 		}
 	case *arcql.Range:
 		if r := rangeRange(n); r != nil {
-			name := pathName(n.Path)
-			c.ranges[name] = append(c.ranges[name], r)
+			c.addRange(pathName(n.Path), r)
 		}
 	}
+}
+
+func (c *conjuncts) addRange(name string, r *keyRange) {
+	if c.ranges == nil {
+		c.ranges = map[string][]*keyRange{}
+	}
+	c.ranges[name] = append(c.ranges[name], r)
 }
 
 // setIDs keeps the shortest id list of several core.id conjuncts.
