@@ -129,7 +129,10 @@ func openJournal(path string, mode os.FileMode, capacity int64, timeout time.Dur
 		f.Close()
 		return nil, err
 	}
-	j := &journal{f: f, db: db, capacity: capacity}
+	// Without a whole header to go on, the epochs start from the clock,
+	// so that records left in the file from before never pass for this
+	// epoch's (the header only moves forward from here).
+	j := &journal{f: f, db: db, capacity: capacity, epoch: uint64(time.Now().UnixNano())}
 	if err := j.replayInto(); err != nil {
 		j.closeFiles()
 		return nil, fmt.Errorf("replaying the journal %s: %w", jp, err)
