@@ -22,7 +22,7 @@ import (
 // dirties 45-95 pages scattered over the file, and on the test host
 // writing and syncing them cost 0.7-1.1 ms a commit and most of a write's
 // system CPU, where one contiguous write of as many pages and its sync
-// cost 0.2 ms (docs/benchmarks.md, "The journal").
+// cost 0.2 ms (docs/benchmarks.md, "the journal, on a faster host").
 //
 // So, with synced commits, the Store runs bbolt without syncs and takes
 // over its page writes (journal.writeAt): a commit's pages and its meta
@@ -51,8 +51,13 @@ import (
 // than the journal checkpoints, then writes in place as bbolt would:
 // pages, sync, meta page, sync.
 //
-// Outside a commit, bbolt writes with this hook only when it creates a
-// file, before the hook is set, and it syncs growths of the file itself.
+// A commit whose record is synced but whose in-place writes then fail
+// (the disk) returns the error, and is replayed at the next open all the
+// same: as with bbolt's own failed sync, an error says the commit may or
+// may not be there.
+//
+// Outside a commit bbolt writes pages only when it creates a file, before
+// the hook is set, and it syncs growths of the file itself.
 // The hook is set on bbolt's unexported DB.ops.writeAt (hookWrites), the
 // one function every page write goes through; a bbolt whose DB has no
 // such field fails Open, so an upgrade that moves it cannot go unnoticed.
@@ -69,10 +74,6 @@ type journal struct {
 	writes []pageWrite
 	data   []byte
 	table  []byte // the record's header and table, built at the commit's end
-
-	// skipInPlace leaves the in-place writes out (tests: as if none of
-	// them reached the disk before a crash).
-	skipInPlace bool
 }
 
 // pageWrite is one write of a commit: len bytes at off in the file, from
@@ -348,9 +349,6 @@ func (j *journal) commit() error {
 // writeInPlace writes a commit's pages into the store's file, unsynced,
 // joining writes that follow one another in the file into one.
 func (j *journal) writeInPlace(writes []pageWrite) error {
-	if j.skipInPlace {
-		return nil
-	}
 	for i := 0; i < len(writes); {
 		w := writes[i]
 		k := i + 1
