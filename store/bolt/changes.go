@@ -40,7 +40,7 @@ var changeOps = []store.ChangeOp{store.ChangeCreated, store.ChangeUpdated, store
 // appendChanges appends a Write's changes to the instance's feed and
 // trims it when due; it returns the Seq of the last one.
 func (s *Store) appendChanges(ib *bbolt.Bucket, changes []store.Change, now time.Time) (uint64, error) {
-	cb, err := ib.CreateBucketIfNotExists(bucketChanges)
+	cb, err := bucketIn(ib, bucketChanges)
 	if err != nil {
 		return 0, err
 	}
