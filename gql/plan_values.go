@@ -39,8 +39,8 @@ func coerceVariable(v *varPlan, input any) (any, error) {
 		return "", gqlerrors.NewError(fmt.Sprintf(`Variable "$%v" expected value of type `+
 			`"%v" which cannot be used as an input type.`, v.name, v.typeText), []ast.Node{v.def}, "", nil, []int{}, nil)
 	}
-	if s, ok := input.(string); ok && isStringType(v.typ) {
-		return s, nil // what String's ParseValue returns, without fmt
+	if _, ok := input.(string); ok && isStringType(v.typ) {
+		return input, nil // what String's ParseValue returns, without fmt or boxing again
 	}
 	valid, messages := validInput(input, v.typ)
 	if valid {
@@ -69,6 +69,25 @@ func isStringType(t graphql.Input) bool {
 		t, _ = nn.OfType.(graphql.Input)
 	}
 	return t == graphql.String || t == graphql.ID
+}
+
+// parseScalar is t.ParseValue(value), but a string for String or ID and
+// a float64 for Float are returned as they are, the interface itself:
+// their ParseValue returns the same value in a new one (after formatting
+// it with fmt for a string), an allocation per field of every input
+// object.
+func parseScalar(t *graphql.Scalar, value any) any {
+	switch value.(type) {
+	case string:
+		if isStringType(t) {
+			return value
+		}
+	case float64:
+		if t == graphql.Float {
+			return value
+		}
+	}
+	return t.ParseValue(value)
 }
 
 // validInput is graphql-go's isValidInputValue: whether a variable's value
@@ -138,7 +157,7 @@ func validInput(value any, t graphql.Input) (bool, []string) {
 		}
 		return len(all) == 0, all
 	case *graphql.Scalar:
-		if nullish(t.ParseValue(value)) {
+		if nullish(parseScalar(t, value)) {
 			return false, []string{fmt.Sprintf(`Expected type "%v", found "%v".`, t.Name(), value)}
 		}
 	case *graphql.Enum:
@@ -202,7 +221,7 @@ func coerceInput(t graphql.Input, value any) any {
 		}
 		return obj
 	case *graphql.Scalar:
-		if parsed := t.ParseValue(value); !nullish(parsed) {
+		if parsed := parseScalar(t, value); !nullish(parsed) {
 			return parsed
 		}
 	case *graphql.Enum:
