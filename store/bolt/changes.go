@@ -52,7 +52,8 @@ func (s *Store) appendChanges(ib *bbolt.Bucket, changes []store.Change, now time
 	for i := range changes {
 		seq++
 		// bbolt keeps the value until the commit: one buffer each.
-		if err := cb.Put(u64(seq), encodeChange(nil, &changes[i], now)); err != nil {
+		c := &changes[i]
+		if err := cb.Put(u64(seq), encodeChange(make([]byte, 0, changeSize(c)), c, now)); err != nil {
 			return 0, err
 		}
 	}
@@ -180,6 +181,18 @@ func encodeChange(buf []byte, c *store.Change, now time.Time) []byte {
 		buf = encodeRecord(buf, c.Before)
 	}
 	return buf
+}
+
+// changeSize bounds the length of encodeChange's encoding of c.
+func changeSize(c *store.Change) int {
+	n := 8 + 1 + 3*binary.MaxVarintLen64 + len(c.Type) + len(c.ID)
+	for _, f := range c.Changed {
+		n += binary.MaxVarintLen64 + len(f)
+	}
+	if c.Before != nil {
+		n += recordSize(c.Before)
+	}
+	return n
 }
 
 var errCorruptChange = errors.New("corrupt change")

@@ -49,13 +49,13 @@ func (f indexFlags) bytes() []byte {
 	return append(out, f.kinds...)
 }
 
-// indexEntries returns the index keys of record r (nil r: none) and the
-// flags its values contribute.
+// indexEntries returns the index keys of record r and the flags its
+// values contribute; for a nil r, none and no flags (no kinds at all).
 func indexEntries(x *indexDef, r *store.Record) ([][]byte, indexFlags, error) {
-	fl := indexFlags{kinds: make([]byte, len(x.Fields))}
 	if r == nil {
-		return nil, fl, nil
+		return nil, indexFlags{}, nil
 	}
+	fl := indexFlags{kinds: make([]byte, len(x.Fields))}
 	if k, ok := scalarEntry(x, r); ok {
 		fl.kinds[0] = kindBit(k[0])
 		return [][]byte{k}, fl, nil

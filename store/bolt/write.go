@@ -202,7 +202,7 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 		return store.OpResult{}, fmt.Errorf("bolt: unknown op kind %d", op.Kind)
 	}
 
-	enc := encodeRecord(nil, rec)
+	enc := encodeRecord(make([]byte, 0, recordSize(rec)), rec)
 	if err := rb.Put(key, enc); err != nil {
 		return store.OpResult{}, err
 	}
