@@ -141,11 +141,11 @@ func (h *Handler) serve(route Route) echo.HandlerFunc {
 func readRequest(c echo.Context, route Route) (Request, error) {
 	req := c.Request()
 	r := Request{Method: req.Method, Route: route}
-	for _, p := range []struct {
-		name string
-		to   *string
-	}{{"aggregate", &r.Aggregate}, {"id", &r.ID}, {"root", &r.Root}, {"fn", &r.Fn}} {
-		v := c.Param(p.name)
+	// The parameters go through an array, not pointers into r: those
+	// would move r to the heap.
+	var params [4]string
+	for i, name := range [...]string{"aggregate", "id", "root", "fn"} {
+		v := c.Param(name)
 		if req.URL.RawPath != "" {
 			// echo matched the escaped path: its parameters are escaped too.
 			u, err := url.PathUnescape(v)
@@ -154,8 +154,9 @@ func readRequest(c echo.Context, route Route) (Request, error) {
 			}
 			v = u
 		}
-		*p.to = v
+		params[i] = v
 	}
+	r.Aggregate, r.ID, r.Root, r.Fn = params[0], params[1], params[2], params[3]
 	q, err := url.ParseQuery(req.URL.RawQuery)
 	if err != nil {
 		return r, errcode.New(errcode.BadRequest, "the query string is malformed: %s", err)
