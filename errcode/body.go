@@ -20,10 +20,10 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 		body = io.LimitReader(r.Body, limit+1)
 	}
 	b, err := io.ReadAll(body)
-	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-		return nil, BodyTooLarge(mbe.Limit)
-	}
 	if err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			return nil, BodyTooLarge(mbe.Limit)
+		}
 		return nil, Wrap(BadRequest, err, "reading the request body failed")
 	}
 	if limit > 0 && int64(len(b)) > limit {

@@ -71,6 +71,25 @@ func isStringType(t graphql.Input) bool {
 	return t == graphql.String || t == graphql.ID
 }
 
+// parseScalar is t.ParseValue(value), but a string for String or ID and
+// a float64 for Float are returned as they are, the interface itself:
+// their ParseValue returns the same value in a new one (after formatting
+// it with fmt for a string), an allocation per field of every input
+// object.
+func parseScalar(t *graphql.Scalar, value any) any {
+	switch value.(type) {
+	case string:
+		if isStringType(t) {
+			return value
+		}
+	case float64:
+		if t == graphql.Float {
+			return value
+		}
+	}
+	return t.ParseValue(value)
+}
+
 // validInput is graphql-go's isValidInputValue: whether a variable's value
 // fits its type, and why not.
 func validInput(value any, t graphql.Input) (bool, []string) {
@@ -138,7 +157,7 @@ func validInput(value any, t graphql.Input) (bool, []string) {
 		}
 		return len(all) == 0, all
 	case *graphql.Scalar:
-		if nullish(t.ParseValue(value)) {
+		if nullish(parseScalar(t, value)) {
 			return false, []string{fmt.Sprintf(`Expected type "%v", found "%v".`, t.Name(), value)}
 		}
 	case *graphql.Enum:
@@ -202,7 +221,7 @@ func coerceInput(t graphql.Input, value any) any {
 		}
 		return obj
 	case *graphql.Scalar:
-		if parsed := t.ParseValue(value); !nullish(parsed) {
+		if parsed := parseScalar(t, value); !nullish(parsed) {
 			return parsed
 		}
 	case *graphql.Enum:

@@ -2,10 +2,9 @@ package gql
 
 import (
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
@@ -25,7 +24,12 @@ import (
 // the writes (and any error) are the same for the same input; an unknown
 // type is refused.
 func eachEntry(m *schema.Model, values map[string]any, f func(t *schema.Type, path string, entry any) error) error {
-	for _, name := range slices.Sorted(maps.Keys(values)) {
+	names := make([]string, 0, len(values))
+	for name := range values {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
 		t, ok := m.Type(name)
 		if !ok {
 			return errcode.New(errcode.UnknownType, "unknown type %s", name)
@@ -35,7 +39,7 @@ func eachEntry(m *schema.Model, values map[string]any, f func(t *schema.Type, pa
 			list = []any{values[name]}
 		}
 		for i, e := range list {
-			if err := f(t, fmt.Sprintf("%s[%d]", name, i), e); err != nil {
+			if err := f(t, name+"["+strconv.Itoa(i)+"]", e); err != nil {
 				return err
 			}
 		}

@@ -1,6 +1,7 @@
 package gql
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"slices"
@@ -55,8 +56,8 @@ func checkVariables(s *graphql.Schema, doc *ast.Document, opName string, vars ma
 		if t == nil {
 			continue // validation refused the document already
 		}
-		if err := checkInput(t, v, "$"+d.Variable.Name.Value); err != nil {
-			return err
+		if checkValue(t, v, "", false) != nil { // as checkInput, the path written only for an error
+			return checkValue(t, v, "$"+d.Variable.Name.Value, true)
 		}
 	}
 	return nil
@@ -82,18 +83,34 @@ func variableType(s *graphql.Schema, t ast.Type) graphql.Input {
 
 // checkInput checks one value of type t; path names it in the error.
 func checkInput(t graphql.Input, v any, path string) error {
+	// Almost every value fits: it is checked first without the paths of
+	// its parts, which only an error shows, and again with them when it
+	// does not fit.
+	if checkValue(t, v, "", false) == nil {
+		return nil
+	}
+	return checkValue(t, v, path, true)
+}
+
+// errUnfit is checkValue's error when it is not asked for paths.
+var errUnfit = errors.New("gql: a variable does not fit its type")
+
+// checkValue is checkInput with path and the paths of v's parts written
+// out only if named. An error of an unnamed check (mostly errUnfit) says
+// only that v does not fit; it is never shown.
+func checkValue(t graphql.Input, v any, path string, named bool) error {
 	if v == nil {
 		return nil
 	}
 	switch t := t.(type) {
 	case *graphql.NonNull:
 		inner, _ := t.OfType.(graphql.Input)
-		return checkInput(inner, v, path)
+		return checkValue(inner, v, path, named)
 	case *graphql.List:
 		inner, _ := t.OfType.(graphql.Input)
 		if l, ok := v.([]any); ok {
 			for i, e := range l {
-				if err := checkInput(inner, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
+				if err := checkValue(inner, e, elemPath(path, i, named), named); err != nil {
 					return err
 				}
 			}
@@ -101,13 +118,13 @@ func checkInput(t graphql.Input, v any, path string) error {
 		}
 		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice {
 			for i := 0; i < rv.Len(); i++ {
-				if err := checkInput(inner, rv.Index(i).Interface(), path+"["+strconv.Itoa(i)+"]"); err != nil {
+				if err := checkValue(inner, rv.Index(i).Interface(), elemPath(path, i, named), named); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
-		return checkInput(inner, v, path) // a list of one
+		return checkValue(inner, v, path, named) // a list of one
 	case *graphql.InputObject:
 		obj, ok := v.(map[string]any)
 		if !ok {
@@ -115,7 +132,10 @@ func checkInput(t graphql.Input, v any, path string) error {
 		}
 		fields := t.Fields()
 		for name, fv := range obj {
-			if f, ok := fields[name]; ok && checkInput(f.Type, fv, path+"."+name) != nil {
+			if f, ok := fields[name]; ok && checkValue(f.Type, fv, fieldPath(path, name, named), named) != nil {
+				if !named {
+					return errUnfit
+				}
 				return firstBadField(obj, fields, path)
 			}
 		}
@@ -133,6 +153,9 @@ func checkInput(t graphql.Input, v any, path string) error {
 			}
 		}
 		if got := composite(v); got != "" {
+			if !named {
+				return errUnfit
+			}
 			return errcode.New(errcode.BadRequest, "variable %s: expected %s, got %s", path, want, got)
 		}
 		if t.Name() == "Int" {
@@ -140,10 +163,29 @@ func checkInput(t graphql.Input, v any, path string) error {
 		}
 	case *graphql.Enum:
 		if got := composite(v); got != "" {
+			if !named {
+				return errUnfit
+			}
 			return errcode.New(errcode.BadRequest, "variable %s: expected one of the enum's values (a string), got %s", path, got)
 		}
 	}
 	return nil
+}
+
+// elemPath is the path of element i of the list at path, if named.
+func elemPath(path string, i int, named bool) string {
+	if !named {
+		return ""
+	}
+	return path + "[" + strconv.Itoa(i) + "]"
+}
+
+// fieldPath is the path of field name of the object at path, if named.
+func fieldPath(path, name string, named bool) string {
+	if !named {
+		return ""
+	}
+	return path + "." + name
 }
 
 // checkInt refuses for an Int what GraphQL's input coercion refuses and
@@ -175,7 +217,7 @@ func firstBadField(obj map[string]any, fields graphql.InputObjectFieldMap, path 
 	slices.Sort(names)
 	for _, name := range names {
 		if f, ok := fields[name]; ok {
-			if err := checkInput(f.Type, obj[name], path+"."+name); err != nil {
+			if err := checkValue(f.Type, obj[name], path+"."+name, true); err != nil {
 				return err
 			}
 		}

@@ -62,7 +62,7 @@ func (h *Handler) Register(g *echo.Group) {
 		{"/:aggregate", RouteType, []string{http.MethodGet, http.MethodDelete}},
 		{"/:aggregate/:id", RouteRecord, []string{http.MethodGet, http.MethodDelete}},
 	} {
-		g.Match(r.methods, r.path, h.serve(r.route), mw...)
+		g.Match(r.methods, r.path, chain(h.serve(r.route), mw...))
 		g.OPTIONS(r.path, preflight)
 		// A method a path does not take answers 405 there rather than
 		// falling through to a parameter route (DELETE /aggregate/Book is
@@ -73,10 +73,20 @@ func (h *Handler) Register(g *echo.Group) {
 				others = append(others, m)
 			}
 		}
-		g.Match(others, r.path, notAllowed, cors)
+		g.Match(others, r.path, chain(notAllowed, cors))
 	}
-	g.GET("/openapi.json", h.openAPI, mw...)
+	g.GET("/openapi.json", chain(h.openAPI, mw...))
 	g.OPTIONS("/openapi.json", preflight)
+}
+
+// chain wraps h in mw, the first outermost, once. Given to echo as a
+// route's middleware, they would be wrapped around h again on every
+// request: a closure each.
+func chain(h echo.HandlerFunc, mw ...echo.MiddlewareFunc) echo.HandlerFunc {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
 }
 
 // notAllowed answers 405 METHOD_NOT_ALLOWED (server.ErrorHandler words it).
@@ -131,11 +141,11 @@ func (h *Handler) serve(route Route) echo.HandlerFunc {
 func readRequest(c echo.Context, route Route) (Request, error) {
 	req := c.Request()
 	r := Request{Method: req.Method, Route: route}
-	for _, p := range []struct {
-		name string
-		to   *string
-	}{{"aggregate", &r.Aggregate}, {"id", &r.ID}, {"root", &r.Root}, {"fn", &r.Fn}} {
-		v := c.Param(p.name)
+	// The parameters go through an array, not pointers into r: those
+	// would move r to the heap.
+	var params [4]string
+	for i, name := range [...]string{"aggregate", "id", "root", "fn"} {
+		v := c.Param(name)
 		if req.URL.RawPath != "" {
 			// echo matched the escaped path: its parameters are escaped too.
 			u, err := url.PathUnescape(v)
@@ -144,8 +154,9 @@ func readRequest(c echo.Context, route Route) (Request, error) {
 			}
 			v = u
 		}
-		*p.to = v
+		params[i] = v
 	}
+	r.Aggregate, r.ID, r.Root, r.Fn = params[0], params[1], params[2], params[3]
 	q, err := url.ParseQuery(req.URL.RawQuery)
 	if err != nil {
 		return r, errcode.New(errcode.BadRequest, "the query string is malformed: %s", err)

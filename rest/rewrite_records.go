@@ -39,7 +39,9 @@ func rewriteUpsert(a *API, r Request) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	return plan(f, map[string]any{"values": values}, "", ShapeData), nil
+	// The body is {"values": values}, nothing else: the variables as they
+	// are.
+	return plan(f, r.Body, "", ShapeData), nil
 }
 
 // rewriteFind rewrites GET /{aggregate} into find. The query string holds

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -124,7 +123,7 @@ func OpChange(op *Op, old, next *Record) (c Change, ok bool) {
 		}
 		c.Op, c.Before = ChangeDeleted, old
 	case op.Kind == OpUpsert && old == nil:
-		c.Op, c.Changed = ChangeCreated, slices.Sorted(mapKeys(op.Set))
+		c.Op, c.Changed = ChangeCreated, sortedKeys(op.Set)
 	case op.Kind == OpUpsert:
 		c.Op, c.Changed = ChangeUpdated, ChangedFields(old.Fields, op.Set)
 		if len(c.Changed) == 0 {
@@ -158,14 +157,18 @@ func OpChange(op *Op, old, next *Record) (c Change, ok bool) {
 	return c, true
 }
 
-func mapKeys(m map[string]any) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
+// sortedKeys returns the keys of m, sorted, in a slice of their number (a
+// create notes every field it sets); nil for none, as slices.Sorted.
+func sortedKeys(m map[string]any) []string {
+	if len(m) == 0 {
+		return nil
 	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // ChangedFields returns, sorted, the keys of set whose value differs from

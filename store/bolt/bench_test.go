@@ -156,6 +156,53 @@ func BenchmarkUpsertParallel(b *testing.B) {
 	})
 }
 
+// BenchmarkCreateNoSync writes one new book per Write, its id made by
+// the store, without fsync: the CPU of a create through the group
+// commit.
+func BenchmarkCreateNoSync(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.NoSync = true
+	s := benchBooksWith(b, cfg)
+	ctx := context.Background()
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		op := store.Op{Kind: store.OpUpsert, Type: "Book", Now: base,
+			Set: map[string]any{"title": "bench book", "authorid": int64(42), "price": float64(i%10000) / 100}}
+		res, err := s.Write(ctx, "bench", []store.Op{op}, store.Quota{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !res[0].Created {
+			b.Fatal("not created")
+		}
+		i++
+	}
+}
+
+// BenchmarkCreateParallelNoSync is the same from writers on every CPU,
+// so that creates share transactions (group commit) as in a server under
+// load. Its allocations per op depend on how many writes a commit
+// gathers.
+func BenchmarkCreateParallelNoSync(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.NoSync = true
+	s := benchBooksWith(b, cfg)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	b.ResetTimer() // not the set-up: RunParallel runs it for each b.N tried
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			op := store.Op{Kind: store.OpUpsert, Type: "Book", Now: base,
+				Set: map[string]any{"title": "bench book", "authorid": int64(42), "price": 17.0}}
+			if _, err := s.Write(ctx, "bench", []store.Op{op}, store.Quota{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 func benchUpsert(b *testing.B, cfg Config) {
 	s := benchBooksWith(b, cfg)
 	ctx := context.Background()

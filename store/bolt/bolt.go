@@ -245,6 +245,17 @@ func getU64(b []byte) uint64 {
 	return binary.BigEndian.Uint64(b)
 }
 
+// bucketIn returns the bucket name in b, creating it if it is missing.
+// It is CreateBucketIfNotExists without its copy of the name when the
+// bucket is open already in the transaction, as it is for every write of a
+// group commit after the first.
+func bucketIn(b *bbolt.Bucket, name []byte) (*bbolt.Bucket, error) {
+	if c := b.Bucket(name); c != nil {
+		return c, nil
+	}
+	return b.CreateBucketIfNotExists(name)
+}
+
 // instBucket is the bucket of an instance, or nil.
 func instBucket(tx *bbolt.Tx, inst string) *bbolt.Bucket {
 	return tx.Bucket(bucketInst).Bucket([]byte(inst))

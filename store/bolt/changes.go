@@ -40,10 +40,15 @@ var changeOps = []store.ChangeOp{store.ChangeCreated, store.ChangeUpdated, store
 // appendChanges appends a Write's changes to the instance's feed and
 // trims it when due; it returns the Seq of the last one.
 func (s *Store) appendChanges(ib *bbolt.Bucket, changes []store.Change, now time.Time) (uint64, error) {
-	cb, err := ib.CreateBucketIfNotExists(bucketChanges)
+	cb, err := bucketIn(ib, bucketChanges)
 	if err != nil {
 		return 0, err
 	}
+	// The feed only grows at its end (and is trimmed from its start), so
+	// a page that splits is left full rather than half empty: no write
+	// would ever fill the other half. The feed takes half the pages, and
+	// the appends split a page half as often.
+	cb.FillPercent = 1.0
 	prev := uint64(0)
 	if k, _ := cb.Cursor().Last(); k != nil {
 		prev = getU64(k)
@@ -52,7 +57,8 @@ func (s *Store) appendChanges(ib *bbolt.Bucket, changes []store.Change, now time
 	for i := range changes {
 		seq++
 		// bbolt keeps the value until the commit: one buffer each.
-		if err := cb.Put(u64(seq), encodeChange(nil, &changes[i], now)); err != nil {
+		c := &changes[i]
+		if err := cb.Put(u64(seq), encodeChange(make([]byte, 0, changeSize(c)), c, now)); err != nil {
 			return 0, err
 		}
 	}
@@ -180,6 +186,18 @@ func encodeChange(buf []byte, c *store.Change, now time.Time) []byte {
 		buf = encodeRecord(buf, c.Before)
 	}
 	return buf
+}
+
+// changeSize bounds the length of encodeChange's encoding of c.
+func changeSize(c *store.Change) int {
+	n := 8 + 1 + 3*binary.MaxVarintLen64 + len(c.Type) + len(c.ID)
+	for _, f := range c.Changed {
+		n += binary.MaxVarintLen64 + len(f)
+	}
+	if c.Before != nil {
+		n += recordSize(c.Before)
+	}
+	return n
 }
 
 var errCorruptChange = errors.New("corrupt change")

@@ -83,6 +83,41 @@ func encodeRecord(buf []byte, r *store.Record) []byte {
 	return buf
 }
 
+// recordSize bounds the length of r's encoding (for values of the kinds
+// appendValue encodes), so that a buffer of it takes the encoding without
+// growing.
+func recordSize(r *store.Record) int {
+	n := 1 + 3*maxTime + 1 + 2*binary.MaxVarintLen64 + len(r.CreatedBy) + len(r.Impl) + binary.MaxVarintLen64
+	for k, v := range r.Fields {
+		n += binary.MaxVarintLen64 + len(k) + valueSize(v)
+	}
+	return n
+}
+
+// maxTime bounds the length of appendTime's encoding.
+const maxTime = 2 * binary.MaxVarintLen64
+
+// valueSize bounds the length of appendValue's encoding of v.
+func valueSize(v any) int {
+	switch v := v.(type) {
+	case string:
+		return 1 + binary.MaxVarintLen64 + len(v)
+	case []any:
+		n := 1 + binary.MaxVarintLen64
+		for _, e := range v {
+			n += valueSize(e)
+		}
+		return n
+	case map[string]any:
+		n := 1 + binary.MaxVarintLen64
+		for k, e := range v {
+			n += binary.MaxVarintLen64 + len(k) + valueSize(e)
+		}
+		return n
+	}
+	return 1 + binary.MaxVarintLen64 // nil, bool, int64, float64 (8 bytes)
+}
+
 func appendTime(buf []byte, t time.Time) []byte {
 	buf = binary.AppendVarint(buf, t.Unix())
 	return binary.AppendUvarint(buf, uint64(t.Nanosecond()))

@@ -34,7 +34,15 @@ func TestCodecRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := decodeRecord(tt.rec.Type, tt.rec.ID, encodeRecord(nil, tt.rec))
+			enc := encodeRecord(nil, tt.rec)
+			if len(enc) > recordSize(tt.rec) {
+				t.Errorf("encoded in %d bytes, more than recordSize's %d", len(enc), recordSize(tt.rec))
+			}
+			c := store.Change{Type: tt.rec.Type, ID: tt.rec.ID, Changed: []string{"a", "bc"}, Before: tt.rec}
+			if n := len(encodeChange(nil, &c, base)); n > changeSize(&c) {
+				t.Errorf("its change encoded in %d bytes, more than changeSize's %d", n, changeSize(&c))
+			}
+			got, err := decodeRecord(tt.rec.Type, tt.rec.ID, enc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,8 +142,13 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// What decodes re-encodes to something that decodes the same.
-		again, err := decodeRecord("T", "x", encodeRecord(nil, r))
+		// What decodes re-encodes, within recordSize, to something that
+		// decodes the same.
+		enc := encodeRecord(nil, r)
+		if len(enc) > recordSize(r) {
+			t.Fatalf("re-encoded in %d bytes, more than recordSize's %d", len(enc), recordSize(r))
+		}
+		again, err := decodeRecord("T", "x", enc)
 		if err != nil {
 			t.Fatalf("re-encoding a decoded record: %v", err)
 		}

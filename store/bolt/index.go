@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -28,9 +29,11 @@ type indexFlags struct {
 	kinds    []byte
 }
 
-func readFlags(b *bbolt.Bucket, n int) indexFlags {
+func readFlags(b *bbolt.Bucket, n int) indexFlags { return flagsOf(b.Get(metaKey), n) }
+
+// flagsOf decodes the flags stored as v of an index of n fields.
+func flagsOf(v []byte, n int) indexFlags {
 	f := indexFlags{kinds: make([]byte, n)}
-	v := b.Get(metaKey)
 	if len(v) == n+1 {
 		f.multikey = v[0] == 1
 		copy(f.kinds, v[1:])
@@ -46,13 +49,47 @@ func (f indexFlags) bytes() []byte {
 	return append(out, f.kinds...)
 }
 
-// indexEntries returns the index keys of record r (nil r: none) and the
-// flags its values contribute.
+// indexEntries returns the index keys of record r and the flags its
+// values contribute; for a nil r, none and no flags (no kinds at all).
 func indexEntries(x *indexDef, r *store.Record) ([][]byte, indexFlags, error) {
-	fl := indexFlags{kinds: make([]byte, len(x.Fields))}
 	if r == nil {
-		return nil, fl, nil
+		return nil, indexFlags{}, nil
 	}
+	fl := indexFlags{kinds: make([]byte, len(x.Fields))}
+	if k, ok := scalarEntry(x, r); ok {
+		fl.kinds[0] = kindBit(k[0])
+		return [][]byte{k}, fl, nil
+	}
+	return compoundEntries(x, r, fl)
+}
+
+// scalarEntry is the one index key of a record where the index has one
+// field and the record holds no list there, the usual case, built in one
+// buffer; ok is false where compoundEntries must work the keys out.
+func scalarEntry(x *indexDef, r *store.Record) (key []byte, ok bool) {
+	if len(x.Fields) != 1 {
+		return nil, false
+	}
+	f := x.Fields[0]
+	if !strings.HasPrefix(f, "core.") && strings.IndexByte(f, '.') >= 0 {
+		return nil, false // a path into an object value
+	}
+	v, found := r.Value(f)
+	if _, list := v.([]any); list {
+		return nil, false
+	}
+	buf := make([]byte, 0, 16+len(r.ID))
+	if found {
+		buf = appendKeyValue(buf, v)
+	} else {
+		buf = append(buf, kNull)
+	}
+	return appendEscaped(buf, r.ID), true
+}
+
+// compoundEntries is indexEntries for any index and record: one key per
+// combination of the values of the fields (a list field has several).
+func compoundEntries(x *indexDef, r *store.Record, fl indexFlags) ([][]byte, indexFlags, error) {
 	keys := [][]byte{nil}
 	for i, f := range x.Fields {
 		leaves, list := fieldLeaves(r, f)
@@ -110,7 +147,11 @@ func updateIndex(b, rb *bbolt.Bucket, typ string, x *indexDef, old, new *store.R
 	if new == nil {
 		return nil
 	}
-	fl := readFlags(b, len(x.Fields))
+	stored := b.Get(metaKey)
+	if covers(stored, nfl) {
+		return nil // what almost every write finds: nothing new
+	}
+	fl := flagsOf(stored, len(x.Fields))
 	changed := false
 	if nfl.multikey && !fl.multikey {
 		fl.multikey, changed = true, true
@@ -125,6 +166,19 @@ func updateIndex(b, rb *bbolt.Bucket, typ string, x *indexDef, old, new *store.R
 		return b.Put(metaKey, fl.bytes())
 	}
 	return nil
+}
+
+// covers reports whether flags stored as v hold every flag of f already.
+func covers(v []byte, f indexFlags) bool {
+	if len(v) != len(f.kinds)+1 || (f.multikey && v[0] != 1) {
+		return false
+	}
+	for i, k := range f.kinds {
+		if v[1+i]|k != v[1+i] {
+			return false
+		}
+	}
+	return true
 }
 
 // checkFree fails with ErrUnique when the value of key (a single-field
@@ -175,6 +229,9 @@ func sharedValue(a, b *store.Record, field string, val []byte) (any, bool) {
 
 // diffKeys returns the keys of a not in b and of b not in a.
 func diffKeys(a, b [][]byte) (onlyA, onlyB [][]byte) {
+	if len(a) == 0 || len(b) == 0 {
+		return a, b // a create or a delete
+	}
 	if len(a) == 1 && len(b) == 1 {
 		if bytes.Equal(a[0], b[0]) {
 			return nil, nil

@@ -421,3 +421,17 @@ func ids(recs []*store.Record) []string {
 	}
 	return out
 }
+
+// copyRecord deep-copies a record.
+func copyRecord(r *store.Record) *store.Record {
+	c := *r
+	if r.Trashed != nil {
+		t := *r.Trashed
+		c.Trashed = &t
+	}
+	c.Fields = make(map[string]any, len(r.Fields))
+	for k, v := range r.Fields {
+		c.Fields[k] = cloneValue(v)
+	}
+	return &c
+}

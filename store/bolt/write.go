@@ -105,7 +105,7 @@ func (s *Store) writerIn(tx *bbolt.Tx, inst string) (writer, store.Usage, error)
 	if err != nil {
 		return writer{}, store.Usage{}, err
 	}
-	ib, err := tx.Bucket(bucketInst).CreateBucketIfNotExists([]byte(inst))
+	ib, err := bucketIn(tx.Bucket(bucketInst), []byte(inst))
 	if err != nil {
 		return writer{}, store.Usage{}, err
 	}
@@ -128,10 +128,11 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 	if err != nil {
 		return store.OpResult{}, err
 	}
+	key := []byte(op.ID)
 	var old *store.Record
 	oldSize := 0
 	if rb != nil {
-		if v := rb.Get([]byte(op.ID)); v != nil {
+		if v := rb.Get(key); v != nil {
 			if old, err = decodeRecord(op.Type, op.ID, v); err != nil {
 				return store.OpResult{}, err
 			}
@@ -156,7 +157,7 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 			res.Created = true
 		}
 	case store.OpDelete:
-		if err := rb.Delete([]byte(op.ID)); err != nil {
+		if err := rb.Delete(key); err != nil {
 			return store.OpResult{}, err
 		}
 		if err := w.reindex(op.Type, old, nil); err != nil {
@@ -201,8 +202,8 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 		return store.OpResult{}, fmt.Errorf("bolt: unknown op kind %d", op.Kind)
 	}
 
-	enc := encodeRecord(nil, rec)
-	if err := rb.Put([]byte(op.ID), enc); err != nil {
+	enc := encodeRecord(make([]byte, 0, recordSize(rec)), rec)
+	if err := rb.Put(key, enc); err != nil {
 		return store.OpResult{}, err
 	}
 	w.delta.StorageBytes += int64(len(enc) - oldSize)
@@ -229,7 +230,11 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 	res.Changed = true
 	w.note(op, old, rec)
 	if op.Kind == store.OpUpsert {
-		res.Record = copyRecord(rec)
+		// rec is the caller's alone: built for this run of the
+		// transaction function from a record decoded here and values
+		// copied from op.Set, and nothing of the transaction keeps it
+		// (the index entries, the record and the change are encoded).
+		res.Record = rec
 	}
 	return res, nil
 }
@@ -270,30 +275,16 @@ func shallowCopy(r *store.Record) *store.Record {
 	return &c
 }
 
-// copyRecord deep-copies a record for a caller.
-func copyRecord(r *store.Record) *store.Record {
-	c := *r
-	if r.Trashed != nil {
-		t := *r.Trashed
-		c.Trashed = &t
-	}
-	c.Fields = make(map[string]any, len(r.Fields))
-	for k, v := range r.Fields {
-		c.Fields[k] = cloneValue(v)
-	}
-	return &c
-}
-
 // records returns the bucket of a type's records, creating it if asked.
 func (w *writer) records(typ string, create bool) (*bbolt.Bucket, error) {
 	if !create {
 		return recBucket(w.ib, typ), nil
 	}
-	rb, err := w.ib.CreateBucketIfNotExists(bucketRec)
+	rb, err := bucketIn(w.ib, bucketRec)
 	if err != nil {
 		return nil, err
 	}
-	return rb.CreateBucketIfNotExists([]byte(typ))
+	return bucketIn(rb, []byte(typ))
 }
 
 // reindex moves a record's entries in every index of its type.
@@ -316,15 +307,16 @@ func (w *writer) reindex(typ string, old, new *store.Record) error {
 
 // count adds delta to the record count of a type (used by the planner).
 func (w *writer) count(typ string, delta int64) error {
-	cb, err := w.ib.CreateBucketIfNotExists(bucketCount)
+	cb, err := bucketIn(w.ib, bucketCount)
 	if err != nil {
 		return err
 	}
-	n := int64(getU64(cb.Get([]byte(typ)))) + delta
+	key := []byte(typ)
+	n := int64(getU64(cb.Get(key))) + delta
 	if n < 0 {
 		n = 0
 	}
-	return cb.Put([]byte(typ), binary.BigEndian.AppendUint64(nil, uint64(n)))
+	return cb.Put(key, binary.BigEndian.AppendUint64(nil, uint64(n)))
 }
 
 // trashed adds delta to the count of a type's trashed records, where it
