@@ -326,24 +326,13 @@ func TestJournalLocked(t *testing.T) {
 func TestJournalSkipsStaleRecord(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "core.db")
-	page := func(s string) []byte { return append([]byte(s), make([]byte, journalBlock-len(s))...) }
 	j, err := openJournal(path, 0o600, DefaultJournalSize, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.metaEnd = 2 * journalBlock
-	commit := func(s string) {
-		t.Helper()
-		if _, err := j.writeAt(page(s), 5*journalBlock); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := j.writeAt(page("meta "+s), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// Epoch 1: three commits of page 5.
 	for _, s := range []string{"e1 r1", "e1 r2", "e1 r3"} {
-		commit(s)
+		fakeCommit(t, j, s)
 	}
 	if err := j.checkpoint(); err != nil {
 		t.Fatal(err)
@@ -355,8 +344,31 @@ func TestJournalSkipsStaleRecord(t *testing.T) {
 	// Epoch 2: two commits, of the same size, so that epoch 1's third
 	// record, numbered 3, follows them.
 	for _, s := range []string{"e2 r1", "e2 r2"} {
-		commit(s)
+		fakeCommit(t, j, s)
 	}
+	if got := crashPage5(t, j, disk, path); got != "e2 r2" {
+		t.Fatalf("page 5 after replay holds %q, want %q (the last record of epoch 2)", got, "e2 r2")
+	}
+}
+
+// fakeCommit is a commit of page 5 holding s, then the meta page, as
+// bbolt would write them through j.
+func fakeCommit(t *testing.T, j *journal, s string) {
+	t.Helper()
+	page := func(s string) []byte { return append([]byte(s), make([]byte, journalBlock-len(s))...) }
+	j.metaEnd = 2 * journalBlock
+	if _, err := j.writeAt(page(s), 5*journalBlock); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.writeAt(page("meta "+s), 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// crashPage5 closes j, opens the crash copy of disk and j's journal
+// (crashCopy), which replays it, and returns page 5's text after replay.
+func crashPage5(t *testing.T, j *journal, disk []byte, path string) string {
+	t.Helper()
 	p := crashCopy(t, disk, path, -1)
 	if err := j.closeFiles(); err != nil {
 		t.Fatal(err)
@@ -366,13 +378,11 @@ func TestJournalSkipsStaleRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.closeFiles()
-	got := make([]byte, 5)
+	got := make([]byte, journalBlock)
 	if _, err := r.db.ReadAt(got, 5*journalBlock); err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != "e2 r2" {
-		t.Fatalf("page 5 after replay holds %q, want %q (the last record of epoch 2)", got, "e2 r2")
-	}
+	return string(bytes.TrimRight(got, "\x00"))
 }
 
 // TestJournalOfDeletedFile: a journal left beside a store file that was
@@ -501,23 +511,12 @@ func TestJournalRandomCrashes(t *testing.T) {
 // numbered and placed as the new ones would be, are not replayed.
 func TestJournalTornHeader(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "core.db")
-	page := func(s string) []byte { return append([]byte(s), make([]byte, journalBlock-len(s))...) }
-	commit := func(j *journal, s string) {
-		t.Helper()
-		j.metaEnd = 2 * journalBlock
-		if _, err := j.writeAt(page(s), 5*journalBlock); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := j.writeAt(page("meta "+s), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
 	j, err := openJournal(path, 0o600, DefaultJournalSize, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"old r1", "old r2", "old r3"} {
-		commit(j, s)
+		fakeCommit(t, j, s)
 	}
 	// The header torn, then the store opened again (nothing replayed:
 	// the header is not whole) and synced, as at a checkpoint.
@@ -535,22 +534,9 @@ func TestJournalTornHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"new r1", "new r2"} {
-		commit(j, s)
+		fakeCommit(t, j, s)
 	}
-	p := crashCopy(t, disk, path, -1)
-	if err := j.closeFiles(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := openJournal(p, 0o600, DefaultJournalSize, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.closeFiles()
-	got := make([]byte, 6)
-	if _, err := r.db.ReadAt(got, 5*journalBlock); err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != "new r2" {
+	if got := crashPage5(t, j, disk, path); got != "new r2" {
 		t.Fatalf("page 5 after replay holds %q, want %q", got, "new r2")
 	}
 }
