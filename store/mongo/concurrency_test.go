@@ -127,6 +127,11 @@ func TestUsageConcurrentWriters(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	// Each process writes what its Writes added a moment after they
+	// return: the other's is in once it has settled.
+	if err := stores[1].SettleUsage(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
 	s := stores[0]
 	kept, err := s.Usage(ctx, inst)
 	if err != nil {

@@ -325,6 +325,9 @@ func (s *Store) DropInstance(ctx context.Context, inst string) error {
 	// again, as its records do.
 	octx, cancel := s.op(ctx)
 	defer cancel()
+	if err := s.dropUsageQueue(octx, inst); err != nil {
+		return s.fail(ctx, "dropping instance", err)
+	}
 	if _, err := s.usage.DeleteOne(octx, bson.D{{Key: "_id", Value: inst}}); err != nil {
 		return s.fail(ctx, "dropping instance", err)
 	}

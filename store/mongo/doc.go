@@ -80,14 +80,16 @@
 // numbered first. On MongoDB proper that holds for any two processes'
 // writes of one record, which no lock document orders there.)
 //
-// A Write's ops change the instance's usage document when they have
-// applied, and the Write returns once that is acknowledged. The Writes of
-// an instance that run at once in a process share one $inc (a group
-// commit: each adds its delta to a pending sum and waits; one of them at
-// a time writes the sum; group.go, usage.go). A quota is checked before
-// the first op, from the usage document and the records the ops touch:
-// writers of one instance that run at once may together pass it by what
-// their batches add (usage.go).
+// What a Write's ops change in the instance's usage is queued when they
+// have applied, and the Write returns without waiting for it: a flusher
+// goroutine per instance and process writes everything queued with one
+// $inc while anything is (usage.go). A process counts what it has queued
+// in what it reads, so it reads its own Writes at once; another
+// process's count a round trip or so after they returned. A quota is
+// checked before the first op, from the usage and the records the ops
+// touch: writers of one instance that run at once may together pass it
+// by what their batches add, and those of other processes also by what
+// their flushers have yet to write (usage.go).
 //
 // Lock documents. MongoDB applies an update to one document atomically,
 // and there the write path takes none: a keyed mutex serialises the
@@ -98,8 +100,8 @@
 // (Config.RecordLocks), two lock documents remain, each for that reason:
 // one per write of an existing record (an update, delete, trash or edit,
 // and an upsert of an id the caller chose; lock.go), and one per flush of
-// an instance's usage, taken by the flusher for the whole group's $inc
-// rather than by each Write (usage.go). A create of a new id takes none.
+// an instance's usage, taken by its flusher for each $inc, on no
+// Write's path (usage.go). A create of a new id takes none.
 //
 // # Change feed
 //

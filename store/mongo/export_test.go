@@ -19,12 +19,21 @@ func (s *Store) AggregateReport(ctx context.Context, inst string, q *store.AggQu
 // counters), in the database and in this process's memory, as in a
 // database written before usage was kept.
 func (s *Store) ForgetUsage(ctx context.Context, inst string) error {
+	if err := s.settleUsage(ctx, inst); err != nil {
+		return err
+	}
 	_, err := s.usage.UpdateOne(ctx, bson.D{{Key: "_id", Value: inst}},
 		bson.D{{Key: "$unset", Value: bson.D{{Key: uRecords, Value: ""}, {Key: uBytes, Value: ""}}}})
 	s.mu.Lock()
 	delete(s.counted, inst)
 	s.mu.Unlock()
 	return err
+}
+
+// SettleUsage waits until this process has written what its Writes of
+// the instance added to its usage (their $inc is not waited for).
+func (s *Store) SettleUsage(ctx context.Context, inst string) error {
+	return s.settleUsage(ctx, inst)
 }
 
 // WithCommandMonitor makes the store's client report every command it

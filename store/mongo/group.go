@@ -5,10 +5,10 @@ import "sync"
 // group is a group commit: concurrent callers add their work to the open
 // batch, and one caller at a time flushes a batch, so that N callers
 // arriving while a flush is under way cost one more flush, not N. The
-// Store keeps one per instance for its usage deltas (usage.go) and one for
-// its change-feed appends (changes.go): without them, every writer of an
-// instance waited for every other's round trip (and, on FerretDB, for a
-// lock document per usage update).
+// Store keeps one per instance for its change-feed appends (changes.go):
+// without it, every writer of an instance waited for every other's round
+// trip. (Usage deltas, which no caller waits for, have a queue of their
+// own: usageQueue, usage.go.)
 //
 // A caller that finds no flush under way detaches the open batch (its own
 // work and whatever joined before) and flushes it. Callers arriving
@@ -92,10 +92,10 @@ func (g *group[B]) handOff() {
 	}
 }
 
-// instBatches are the group commits of one instance's writes in this
-// process.
+// instBatches are the group commit of one instance's change-feed appends
+// in this process and its queue of usage deltas.
 type instBatches struct {
-	usage   group[usageBatch]  // usage deltas (addUsage)
+	usage   usageQueue         // usage deltas not yet written (addUsage)
 	changes group[changeBatch] // change-feed appends (appendChange)
 }
 

@@ -64,9 +64,7 @@ func (s *Store) Load(ctx context.Context, inst string, recs []*store.Record) err
 			// Count what went in before the failing record.
 			first := bw.WriteErrors[0]
 			done := prepared[:first.Index]
-			if uerr := s.addUsage(ctx, inst, usageOf(docs[:first.Index])); uerr != nil {
-				return uerr
-			}
+			s.addUsage(inst, usageOf(docs[:first.Index]))
 			r := prepared[first.Index]
 			if mongo.IsDuplicateKeyError(err) {
 				return fmt.Errorf("mongo: %s %s: %w (%d records of the call loaded)", r.Type, r.ID, store.ErrExists, len(done))
@@ -74,7 +72,8 @@ func (s *Store) Load(ctx context.Context, inst string, recs []*store.Record) err
 		}
 		return s.fail(ctx, "loading records", err)
 	}
-	return s.addUsage(ctx, inst, added)
+	s.addUsage(inst, added)
+	return nil
 }
 
 // usageOf is what record documents add to an instance's usage.

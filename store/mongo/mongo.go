@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 
@@ -134,6 +135,11 @@ type Store struct {
 	stop      chan struct{}
 	polled    chan struct{}
 	closeOnce sync.Once
+
+	// The usage flushers (usage.go): closing is set, under mu, when Close
+	// no longer lets a flusher start.
+	closing  bool
+	flushers sync.WaitGroup
 }
 
 // Open connects to the server, checks that it answers and creates the
@@ -294,6 +300,12 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.stop) })
 	<-s.polled
+	// The usage flushers write what is open once more (a failure is not
+	// tried again once stop is closed), each bounded by Config.OpTimeout.
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.flushers.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.OpTimeout)
 	defer cancel()
 	return s.client.Disconnect(ctx)
@@ -325,11 +337,14 @@ func (s *Store) fail(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("mongo: %s: %w", what, err)
 }
 
-// unavailable reports errors that mean "the database cannot be reached".
+// unavailable reports errors that mean "the database cannot be reached",
+// among them a connection pool the driver cleared because another
+// operation's connection failed (the usage flusher's, say) just before.
 func unavailable(err error) bool {
 	var sel topology.ServerSelectionError
+	var cleared driver.RetryablePoolError
 	return mongo.IsNetworkError(err) || mongo.IsTimeout(err) ||
 		errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, mongo.ErrClientDisconnected) ||
-		errors.As(err, &sel)
+		errors.As(err, &sel) || errors.As(err, &cleared)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -26,13 +28,19 @@ import (
 // Every Write adds what it changed when its ops have applied (each op
 // learns the size of its record before from the document findOneAndUpdate
 // or findOneAndDelete returns, and computes the size after: upsertedDoc
-// and its siblings), and returns once that addition is acknowledged. The
-// Writes of an instance that run at once in one process share one $inc
-// (addUsage, a group commit: group.go), so N concurrent writers cost one
-// update of the usage document per flush, not one each, and none waits
-// for more than the flush under way and its own. Any number of processes
-// keep the figures exact together, $inc being atomic: on MongoDB no lock
-// is taken.
+// and its siblings) to the instance's queue in this process, and returns
+// without waiting for the server: a flusher goroutine per instance, while
+// anything is queued, takes all of it and writes it with one $inc
+// (addUsage, flushUsage). So the usage document costs no round trip on
+// any Write's path (on FerretDB three: the usage lock, the $inc, the
+// unlock), and N concurrent writers cost one $inc per flush. What a
+// process has queued counts in what it reads (usageNow, for Usage and
+// each quota check), so a process reads its own Writes at once; another
+// process's count them once its flusher has written them, a round trip
+// or so after they returned. Any number of processes keep the figures
+// exact together, $inc being atomic: on MongoDB no lock is taken. An $inc
+// that fails (the database away) is tried again after a pause, with what
+// was queued meanwhile; Close writes what is queued once more.
 //
 // FerretDB (v1) applies an update by reading the document and writing
 // the whole of it back, two steps whose UPDATE names only the _id (so a
@@ -44,7 +52,8 @@ import (
 // alternative, insert-only delta documents, would make every read of
 // usage (each quota check) a sum over them. What is not covered: a
 // process that dies between its record writes and the $inc leaves them
-// uncounted (there are no transactions to tie them).
+// uncounted (there are no transactions to tie them), and so does one
+// whose database stays away past its Close.
 //
 // An instance stored before usage was kept has no r: its records are
 // counted once, by a scan, at its first Declare or Write in a process
@@ -70,7 +79,7 @@ func (s *Store) Usage(ctx context.Context, inst string) (store.Usage, error) {
 	if err := checkName("instance", inst); err != nil {
 		return store.Usage{}, err
 	}
-	d, err := s.readUsage(ctx, inst)
+	d, err := s.usageNow(ctx, inst)
 	if err != nil {
 		return store.Usage{}, err
 	}
@@ -259,42 +268,198 @@ func (s *Store) countUsage(ctx context.Context, inst string) (store.Usage, error
 	return u, nil
 }
 
-// usageBatch is the sum of the usage deltas of the Writes that joined one
-// flush of an instance's usage (addUsage), and the flush's outcome.
-type usageBatch struct {
-	sum store.Usage
-	err error
+// usageDelta is what Writes added to an instance's records and bytes.
+type usageDelta struct{ records, bytes int64 }
+
+func (d usageDelta) plus(e usageDelta) usageDelta {
+	return usageDelta{d.records + e.records, d.bytes + e.bytes}
 }
 
-// addUsage adds what a Write changed to the instance's usage and returns
-// once the server has acknowledged an $inc that includes it (or the $inc
-// failed: then the Write gets the error, as do the others it carried).
-// The concurrent Writes of an instance in this process share one $inc
-// (group.go): each adds its delta to the pending sum, and one of them at
-// a time writes the sum. ctx is the flusher's own for the $inc, so it
-// must not be cancelled by one caller's request ending: Write passes it
-// without cancellation.
-func (s *Store) addUsage(ctx context.Context, inst string, d store.Usage) error {
+// usageQueue is what this process's Writes of one instance added to its
+// usage that the server has not acknowledged yet (addUsage): the deltas
+// no flush has taken (open) and those of the flush under way (inflight).
+// At most one flusher goroutine per instance runs; it takes everything
+// open at each turn, so the Writes that land during one $inc share the
+// next.
+type usageQueue struct {
+	mu       sync.Mutex
+	open     usageDelta
+	inflight usageDelta
+	idle     chan struct{} // closed when the flusher ends; nil when none runs
+	started  uint64        // flushes begun
+	done     chan struct{} // closed when the flush under way ends; nil when none is
+}
+
+// addUsage adds what a Write changed to the instance's usage without
+// waiting for the server: the instance's flusher writes it with the
+// next $inc (flushUsage), and until then this process counts it in what
+// it reads (usageNow). ctx is not used past the call.
+func (s *Store) addUsage(inst string, d store.Usage) {
 	if d.Records == 0 && d.StorageBytes == 0 {
+		return
+	}
+	q := &s.batchesOf(inst).usage
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.open = q.open.plus(usageDelta{d.Records, d.StorageBytes})
+	if q.idle != nil {
+		return // the flusher runs and will take it
+	}
+	s.mu.Lock()
+	closing := s.closing
+	if !closing {
+		s.flushers.Add(1)
+	}
+	s.mu.Unlock()
+	if closing {
+		return // Close has flushed for the last time: the store is gone
+	}
+	q.idle = make(chan struct{})
+	go s.flushUsage(inst, q)
+}
+
+// flushUsage is an instance's flusher: it writes what is open with one
+// $inc (incUsage) until nothing is. When the $inc fails (the database is
+// away), the deltas go back to the open ones and the flusher tries again
+// after a pause that grows to usageRetryMax; once the store is closing,
+// it tries no more after a failure (Close), and those deltas are lost, as
+// a process that dies loses the ones it has not written.
+func (s *Store) flushUsage(inst string, q *usageQueue) {
+	defer s.flushers.Done()
+	pause := usageRetryMin
+	for {
+		q.mu.Lock()
+		d := q.open
+		if d == (usageDelta{}) {
+			close(q.idle)
+			q.idle = nil
+			q.mu.Unlock()
+			return
+		}
+		q.open, q.inflight = usageDelta{}, d
+		q.started++
+		done := make(chan struct{})
+		q.done = done
+		q.mu.Unlock()
+
+		err := s.incUsage(context.Background(), inst, d)
+
+		q.mu.Lock()
+		q.inflight, q.done = usageDelta{}, nil
+		if err != nil {
+			q.open = q.open.plus(d)
+		}
+		close(done)
+		q.mu.Unlock()
+		if err == nil {
+			pause = usageRetryMin
+			continue
+		}
+		select {
+		case <-s.stop:
+			q.mu.Lock()
+			close(q.idle)
+			q.idle = nil
+			q.mu.Unlock()
+			return
+		case <-time.After(pause):
+			pause = min(2*pause, usageRetryMax)
+		}
+	}
+}
+
+// The pauses of a flusher whose $inc failed (flushUsage).
+const (
+	usageRetryMin = 100 * time.Millisecond
+	usageRetryMax = 5 * time.Second
+)
+
+// usageNow reads the instance's usage document and adds what this
+// process's Writes added that the server has not acknowledged (addUsage),
+// so that a process reads its own Writes. A flush under way is waited
+// for: until it is acknowledged, the document may or may not hold it.
+// When a flush begins while the document is read, the read is done again
+// (up to three times, after which a Write of the same instance running at
+// that moment may be counted twice or not at all, as a Write that lands
+// during a read may be in any store). Other processes' Writes count once
+// their flusher has written them: a moment after they return.
+func (s *Store) usageNow(ctx context.Context, inst string) (usageDoc, error) {
+	q := &s.batchesOf(inst).usage
+	for try := 0; ; try++ {
+		q.mu.Lock()
+		done, started, pending := q.done, q.started, q.open
+		q.mu.Unlock()
+		if done != nil {
+			select {
+			case <-done:
+				continue
+			case <-ctx.Done():
+				return usageDoc{}, ctx.Err()
+			}
+		}
+		d, err := s.readUsage(ctx, inst)
+		if err != nil {
+			return d, err
+		}
+		q.mu.Lock()
+		again := q.started != started
+		q.mu.Unlock()
+		if again && try < 3 {
+			continue
+		}
+		if d.Records != nil {
+			r := *d.Records + pending.records
+			d.Records = &r
+		}
+		d.Bytes += pending.bytes
+		return d, nil
+	}
+}
+
+// settleUsage waits until the instance's flusher, if one runs, has
+// written everything open and ended, or ctx ends (for the tests, and
+// Close through flushers).
+func (s *Store) settleUsage(ctx context.Context, inst string) error {
+	q := &s.batchesOf(inst).usage
+	q.mu.Lock()
+	idle := q.idle
+	q.mu.Unlock()
+	if idle == nil {
 		return nil
 	}
-	b := s.batchesOf(inst).usage.do(func(b *usageBatch) {
-		b.sum.Records += d.Records
-		b.sum.StorageBytes += d.StorageBytes
-	}, func(b *usageBatch, _ bool) {
-		b.err = s.incUsage(ctx, inst, b.sum)
-	}, nil)
-	if b.err != nil {
-		return fmt.Errorf("the ops applied but their usage could not be counted: %w", b.err)
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return nil
+}
+
+// dropUsageQueue forgets the deltas no flush has taken and waits for the
+// flush under way, if any, to end (DropInstance: the records they counted
+// are gone).
+func (s *Store) dropUsageQueue(ctx context.Context, inst string) error {
+	q := &s.batchesOf(inst).usage
+	q.mu.Lock()
+	q.open = usageDelta{}
+	done := q.done
+	q.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // incUsage adds d to the instance's usage document: one $inc, under the
 // usage lock where the server needs it (lockUsage). Deltas that cancel
 // out cost nothing.
-func (s *Store) incUsage(ctx context.Context, inst string, d store.Usage) error {
-	if d.Records == 0 && d.StorageBytes == 0 {
+func (s *Store) incUsage(ctx context.Context, inst string, d usageDelta) error {
+	if d == (usageDelta{}) {
 		return nil
 	}
 	unlock, err := s.lockUsage(ctx, inst)
@@ -305,19 +470,20 @@ func (s *Store) incUsage(ctx context.Context, inst string, d store.Usage) error 
 	octx, cancel := s.op(ctx)
 	defer cancel()
 	_, err = s.usage.UpdateOne(octx, bson.D{{Key: "_id", Value: inst}},
-		bson.D{{Key: "$inc", Value: bson.D{{Key: uRecords, Value: d.Records}, {Key: uBytes, Value: d.StorageBytes}}}},
+		bson.D{{Key: "$inc", Value: bson.D{{Key: uRecords, Value: d.records}, {Key: uBytes, Value: d.bytes}}}},
 		options.UpdateOne().SetUpsert(true))
 	return s.fail(ctx, "counting usage", err)
 }
 
 // checkQuota refuses a Write that would take the instance past quota,
 // before any op applies: it reads the records the ops touch (one query)
-// and the usage, and follows the ops' effect on sizes through the batch
-// as apply will. Writers of the same instance that run at once, in this
-// process or others, each check against the usage before the others'
-// writes land, so together they may pass the quota by at most what
-// their batches add; the embedded store, checking inside its
-// transaction, never does.
+// and the usage (usageNow: with what this process has queued), and
+// follows the ops' effect on sizes through the batch as apply will.
+// Writers of the same instance that run at once, in this process or
+// others, each check against the usage before the others' writes land,
+// so together they may pass the quota by at most what their batches add,
+// and by what other processes' flushers have yet to write; the embedded
+// store, checking inside its transaction, never does.
 func (s *Store) checkQuota(ctx context.Context, inst string, ops []store.Op, quota store.Quota) error {
 	keys := make([]string, 0, len(ops))
 	for i := range ops {
@@ -345,7 +511,7 @@ func (s *Store) checkQuota(ctx context.Context, inst string, ops []store.Op, quo
 	if err != nil {
 		return s.fail(ctx, "reading records for a quota", err)
 	}
-	d, err := s.readUsage(ctx, inst)
+	d, err := s.usageNow(ctx, inst)
 	if err != nil {
 		return err
 	}

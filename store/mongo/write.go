@@ -31,9 +31,9 @@ const maxRetries = 20
 //
 // A quota is checked before any op applies (checkQuota, usage.go), and
 // what the applied ops changed is added to the instance's usage at the
-// end, also when an op fails half way: one $inc that the instance's
-// concurrent Writes in this process share (addUsage), which Write waits
-// for.
+// end, also when an op fails half way: queued for the instance's flusher,
+// whose one $inc carries what every Write of the instance in this process
+// queued meanwhile (addUsage); Write does not wait for it.
 func (s *Store) Write(ctx context.Context, inst string, ops []store.Op, quota store.Quota) (_ []store.OpResult, err error) {
 	if err := checkName("instance", inst); err != nil {
 		return nil, err
@@ -73,11 +73,7 @@ func (s *Store) Write(ctx context.Context, inst string, ops []store.Op, quota st
 		}
 	}
 	var delta store.Usage
-	defer func() {
-		if uerr := s.addUsage(context.WithoutCancel(ctx), inst, delta); uerr != nil {
-			err = errors.Join(err, uerr)
-		}
-	}()
+	defer func() { s.addUsage(inst, delta) }()
 	results := make([]store.OpResult, len(prepared))
 	for i := range prepared {
 		res, d, err := s.apply(ctx, inst, &prepared[i])

@@ -3,12 +3,16 @@ package mongo_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
+	driver "go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/mongo"
@@ -138,5 +142,82 @@ func TestCreateTakesNoLockDocument(t *testing.T) {
 	}
 	if kept.Records != 3 || kept.Records != counted.Records || kept.StorageBytes != counted.StorageBytes {
 		t.Errorf("usage kept = %+v, counted = %+v; want 3 records, alike", kept, counted)
+	}
+}
+
+// TestUsageQueued: a Write does not wait for the $inc of the instance's
+// usage. With the usage lock held by someone else (FerretDB, the test
+// server, takes it around each $inc), 20 concurrent creates all return
+// (a first write has counted the instance and settled, by a Close);
+// another process does not count them yet; and once the lock is free,
+// Close writes what is queued, so that the other process reads the 20
+// records and the bytes the writing process counted.
+func TestUsageQueued(t *testing.T) {
+	t.Parallel()
+	uri, db := mongotest.Database(t)
+	ctx := context.Background()
+	openStore := func() *mongo.Store {
+		s, err := mongo.Open(ctx, mongotest.Config(uri, db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	a, b := openStore(), openStore()
+	client, err := driver.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Disconnect(ctx)
+	// A first write counts the instance (ensureUsage, under the lock).
+	first := store.Op{Kind: store.OpUpsert, Type: "Note", ID: "first", Set: map[string]any{"body": "f"}, Now: time.Now()}
+	if _, err := a.Write(ctx, "inst1", []store.Op{first}, store.Quota{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil { // and writes its usage
+		t.Fatal(err)
+	}
+	a = openStore()
+	locks := client.Database(db).Collection("locks")
+	held := bson.D{{Key: "_id", Value: "inst1//usage"}, {Key: "exp", Value: time.Now().Add(time.Hour)}}
+	if _, err := locks.InsertOne(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+
+	now := time.Now()
+	const n = 20
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			op := store.Op{Kind: store.OpUpsert, Type: "Note", Set: map[string]any{"body": strings.Repeat("x", i*10)}, Now: now}
+			if _, err := a.Write(ctx, "inst1", []store.Op{op}, store.Quota{}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if early, err := b.Usage(ctx, "inst1"); err != nil || early.Records != 1 {
+		t.Errorf("usage read by another process while the $inc waits = %+v, %v; want the first record only", early, err)
+	}
+	if _, err := locks.DeleteOne(ctx, bson.D{{Key: "_id", Value: "inst1//usage"}}); err != nil {
+		t.Fatal(err)
+	}
+	mine, err := a.Usage(ctx, "inst1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mine.Records != n+1 || mine.StorageBytes <= 0 {
+		t.Fatalf("usage read by the writing process = %+v, want %d records", mine, n+1)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := b.Usage(ctx, "inst1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if theirs.Records != mine.Records || theirs.StorageBytes != mine.StorageBytes {
+		t.Errorf("usage read by another process after Close = %+v, want %+v", theirs, mine)
 	}
 }
