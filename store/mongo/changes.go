@@ -57,8 +57,11 @@ import (
 // (it is raised only after the insert, and dropped with the feed), it may
 // lag (a raise comes after its insert, and FerretDB may lose one of two
 // concurrent raises), which costs another try: the number that turned
-// out taken is known to be in, so the next try goes past it, and every
-// eighth loss in a row reads the feed itself (LastChange). The hint
+// out taken is known to be in, so the next try goes past the hint once
+// the hint has reached it (the other process raises it right after its
+// insert: headAfterLoss waits a moment for that rather than trying the
+// numbers of the other's batch one by one), and every eighth loss in a
+// row reads the feed itself (LastChange). The hint
 // exists because reading the newest change from the feed is a scan of the
 // whole changes collection on FerretDB (v1 over SQLite: a second per read
 // at 10,000 changes), while the hint's collection holds one document per
@@ -68,13 +71,16 @@ import (
 // try; one whose writers keep it flushing back to back would, inserting
 // after the newest it knows without reading, take every number before
 // that read returns, and the other would lose every time. So a flush
-// takes care when it follows the one before at once, or when this
-// process met another's number of the instance within the last second
-// (contendedFor): it reads the hint before inserting and raises it before
-// releasing its callers, which leaves the other process the same chance
-// as itself. A flush of an instance no other process writes, after a
-// pause, does neither: it numbers after what it knows, and its raise
-// follows with no caller waiting for it.
+// takes care when this process met another's number of the instance
+// within the last second (contendedFor): it reads the hint before
+// inserting and raises it before releasing its callers, which leaves the
+// other process the same chance as itself. A process that never loses
+// learns of the other from the heads document: a process that loses
+// stamps it (c, the time, at most every contendedFor/4), and every raise
+// of the hint, which returns the document, reads the stamp and takes
+// care for contendedFor after it. A flush of an instance no other
+// process writes does neither, back to back or not: it numbers after
+// what it knows, and its raise follows with no caller waiting for it.
 //
 // Waiting. Within a process, an insert wakes the instance's waiters at
 // once. Across processes (no change streams on FerretDB, the test server),
@@ -153,7 +159,7 @@ func (s *Store) appendChange(ctx context.Context, inst string, c store.Change, b
 	p := &pendingChange{doc: changeDoc{Inst: inst, Time: dateOf(time.Now()), Op: string(c.Op), Type: c.Type, Record: c.ID, Changed: c.Changed, Before: before}}
 	s.batchesOf(inst).changes.do(
 		func(b *changeBatch) { b.queue = append(b.queue, p) },
-		func(b *changeBatch, next bool) { s.insertChanges(ctx, inst, b, next) },
+		func(b *changeBatch) { s.insertChanges(ctx, inst, b) },
 		func(b *changeBatch) { s.afterChanges(ctx, inst, b) })
 	return p.err
 }
@@ -173,12 +179,12 @@ func (s *Store) appendChange(ctx context.Context, inst string, c store.Change, b
 // other several times running.
 //
 // The newest number it knows of is this process's own (heads). A careful
-// flush, one that follows the one before at once (next) or of an
-// instance where this process met another's number within contendedFor,
+// flush, one of an instance where this process met another's number
+// within contendedFor (or another process said it met this one's),
 // reads the hint first and raises it before its callers are released;
 // see "Fairness" above.
-func (s *Store) insertChanges(ctx context.Context, inst string, b *changeBatch, next bool) {
-	careful := next || s.contended(inst)
+func (s *Store) insertChanges(ctx context.Context, inst string, b *changeBatch) {
+	careful := s.contended(inst)
 	s.numberChanges(ctx, inst, b, careful)
 	if careful && b.newest > 0 {
 		s.raiseHint(ctx, inst, b.newest)
@@ -265,7 +271,9 @@ func (s *Store) numberChanges(ctx context.Context, inst string, b *changeBatch, 
 				return
 			}
 			attempt++
-			s.markContended(inst)
+			if s.markContended(inst) {
+				s.stampContention(ctx, inst)
+			}
 			if seq, err = s.headAfterLoss(ctx, inst, seq+1, attempt); err != nil {
 				failRest(err)
 				return
@@ -279,9 +287,10 @@ func (s *Store) numberChanges(ctx context.Context, inst string, b *changeBatch, 
 
 // headAfterLoss is the number to number after once number taken turned
 // out to be another process's, at the attempt-th loss in a row: the hint
-// if it is past taken, else taken itself (taken is in, and the hint lags
-// when the other process has yet to raise it: the next try goes just
-// past taken, which is where the other's newest most often is); every
+// once it has reached taken (taken is in, and the other process raises
+// the hint right after the insert that took it, which may hold more of
+// its numbers past taken: trying those one by one would lose to each),
+// read up to hintReads times a hintPause apart, else taken itself; every
 // eighth time, the newest number read from the feed itself (LastChange:
 // exact, but a scan of the collection on FerretDB, where the hint is a
 // read of a small one).
@@ -289,9 +298,22 @@ func (s *Store) headAfterLoss(ctx context.Context, inst string, taken uint64, at
 	if attempt%8 == 0 {
 		return s.LastChange(ctx, inst)
 	}
-	h, _, err := s.readHint(ctx, inst)
-	return max(h, taken), err
+	for range hintReads {
+		h, _, err := s.readHint(ctx, inst)
+		if err != nil || h >= taken {
+			return max(h, taken), err
+		}
+		time.Sleep(hintPause)
+	}
+	return taken, nil
 }
+
+// How long headAfterLoss waits for another process to raise the hint
+// past a number it took: about its raise's round trip.
+const (
+	hintReads = 8
+	hintPause = 250 * time.Microsecond
+)
 
 // contendedFor is how long after this process last met another's
 // change number it takes care in numbering (insertChanges).
@@ -305,10 +327,28 @@ func (s *Store) contended(inst string) bool {
 	return time.Now().Before(s.contention[inst])
 }
 
-func (s *Store) markContended(inst string) {
+// markContended notes that this process met another's change number of
+// the instance now; fresh reports whether its note was more than a
+// quarter of contendedFor old (or absent), when it stamps the heads
+// document again (stampContention).
+func (s *Store) markContended(inst string) (fresh bool) {
+	now := time.Now()
 	s.mu.Lock()
-	s.contention[inst] = time.Now().Add(contendedFor)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	fresh = now.Add(contendedFor * 3 / 4).After(s.contention[inst])
+	s.contention[inst] = now.Add(contendedFor)
+	return fresh
+}
+
+// stampContention stamps the instance's heads document with the time this
+// process lost a number to another (c), so that a process that never
+// loses learns that it is not alone (raiseHint); best effort.
+func (s *Store) stampContention(ctx context.Context, inst string) {
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	_, _ = s.hints.UpdateOne(octx, bson.D{{Key: "_id", Value: inst}},
+		bson.D{{Key: "$max", Value: bson.D{{Key: "c", Value: time.Now().UnixMilli()}}}},
+		options.UpdateOne().SetUpsert(true))
 }
 
 // afterChanges is the after work of a flush of changes, best effort: it
@@ -324,14 +364,23 @@ func (s *Store) afterChanges(ctx context.Context, inst string, b *changeBatch) {
 	}
 }
 
-// raiseHint raises the instance's hint to newest, which is in; best
-// effort (a hint that lags costs another try).
+// raiseHint raises the instance's hint to newest, which is in, and reads
+// the contention stamp the update returns: another process that lost a
+// number within contendedFor makes this one careful; best effort (a hint
+// that lags costs another try).
 func (s *Store) raiseHint(ctx context.Context, inst string, newest uint64) {
 	octx, cancel := s.op(ctx)
 	defer cancel()
-	_, _ = s.hints.UpdateOne(octx, bson.D{{Key: "_id", Value: inst}},
+	var d struct {
+		C int64 `bson:"c"`
+	}
+	// The whole document: FerretDB (v1) refuses a projection here.
+	err := s.hints.FindOneAndUpdate(octx, bson.D{{Key: "_id", Value: inst}},
 		bson.D{{Key: "$max", Value: bson.D{{Key: "h", Value: int64(newest)}}}},
-		options.UpdateOne().SetUpsert(true))
+		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&d)
+	if err == nil && time.Since(time.UnixMilli(d.C)) < contendedFor {
+		s.markContended(inst)
+	}
 }
 
 // readHint reads the instance's hint of its newest change number (see

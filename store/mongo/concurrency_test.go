@@ -289,3 +289,70 @@ func TestChangesConcurrentWriters(t *testing.T) {
 		}
 	}
 }
+
+// TestFeedContentionShared: a process that loses a change number to
+// another takes care numbering the instance's changes (it reads the
+// newest number before each insert) and stamps the instance's heads
+// document; a process that never loses one takes care once it reads a
+// fresh stamp (each raise of the hint returns it); a process alone with
+// an instance, its writes back to back, takes no care.
+func TestFeedContentionShared(t *testing.T) {
+	t.Parallel()
+	stores := mongotest.Shared(t, 3)
+	a, b, c := stores[0], stores[1], stores[2]
+	ctx := context.Background()
+	write := func(s *mongo.Store, inst string) {
+		t.Helper()
+		op := store.Op{Kind: store.OpUpsert, Type: "Note", Set: map[string]any{"n": int64(1)}, Now: time.Now()}
+		if _, err := s.Write(ctx, inst, []store.Op{op}, store.Quota{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		write(a, "solo")
+	}
+	if a.Contended("solo") {
+		t.Error("a process alone with an instance takes care")
+	}
+
+	write(a, "inst1") // a knows number 1 as its own newest
+	write(b, "inst1") // b reads the newest (the hint, or the feed), takes 2
+	if a.Contended("inst1") || b.Contended("inst1") {
+		t.Fatal("contended before any number was lost")
+	}
+	write(a, "inst1") // a tries 2 without reading: lost to b, then 3
+	if !a.Contended("inst1") {
+		t.Fatal("the process that lost a number takes no care")
+	}
+	if stamp, err := a.ContentionStamp(ctx, "inst1"); err != nil || time.Since(stamp) > time.Hour {
+		t.Fatalf("the stamp after a lost number = %v, %v", stamp, err)
+	}
+	changes, err := a.Changes(ctx, "inst1", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ch := range changes {
+		if ch.Seq != uint64(i+1) {
+			t.Fatalf("change %d has number %d: the feed has a gap", i, ch.Seq)
+		}
+	}
+
+	// c alone writes "quiet", so it never loses a number there; once
+	// another process stamps it, c's next raise of the hint (in the
+	// background after its write) makes it careful. Each round stamps
+	// afresh, so that a slow machine cannot outlast the stamp.
+	write(c, "quiet")
+	if c.Contended("quiet") {
+		t.Fatal("contended before any stamp")
+	}
+	for i := 0; !c.Contended("quiet"); i++ {
+		if i == 100 {
+			t.Fatal("a stamped instance never made the process that writes it careful")
+		}
+		b.StampContention(ctx, "quiet")
+		write(c, "quiet")
+		for j := 0; j < 100 && !c.Contended("quiet"); j++ {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}

@@ -120,10 +120,11 @@
 // process took, keeping the ones before it, and the rest are numbered
 // again after the newest. The newest number written by other processes is
 // read from a hint in the heads collection, not from the feed (a scan of
-// it on FerretDB), and a process whose flushes follow one another without
-// a pause, or that met another's numbers lately, reads it too before
-// each, so that it cannot take every number before the other process's
-// read returns (changes.go).
+// it on FerretDB), and a process that met another's numbers lately, or
+// that another process stamped the heads document for having met its
+// numbers, reads it too before each flush, so that it cannot take every
+// number before the other process's read returns; a process alone with
+// an instance reads nothing before it inserts (changes.go).
 //
 // Wait: a write of this process wakes its waiters at once. For writes of
 // other processes, one poller goroutine per Store asks every

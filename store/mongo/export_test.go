@@ -2,6 +2,7 @@ package mongo
 
 import (
 	"context"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
@@ -34,6 +35,23 @@ func (s *Store) ForgetUsage(ctx context.Context, inst string) error {
 // the instance added to its usage (their $inc is not waited for).
 func (s *Store) SettleUsage(ctx context.Context, inst string) error {
 	return s.settleUsage(ctx, inst)
+}
+
+// Contended reports whether the store takes care numbering the
+// instance's changes (changes.go, "Fairness").
+func (s *Store) Contended(inst string) bool { return s.contended(inst) }
+
+// StampContention stamps the instance's heads document as a process that
+// lost one of its change numbers does.
+func (s *Store) StampContention(ctx context.Context, inst string) { s.stampContention(ctx, inst) }
+
+// ContentionStamp reads the stamp on the instance's heads document.
+func (s *Store) ContentionStamp(ctx context.Context, inst string) (time.Time, error) {
+	var d struct {
+		C int64 `bson:"c"`
+	}
+	err := s.hints.FindOne(ctx, bson.D{{Key: "_id", Value: inst}}).Decode(&d)
+	return time.UnixMilli(d.C), err
 }
 
 // WithCommandMonitor makes the store's client report every command it

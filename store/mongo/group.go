@@ -15,8 +15,8 @@ import "sync"
 // meanwhile join a new open batch and wait. When a flush ends, the batch's
 // callers are released, then its after work runs (on a goroutine of its
 // own, so that no caller waits for it), and then the turn goes to the open
-// batch, if any: exactly one of its waiters wakes and flushes it, told
-// that it follows another flush at once. So a caller flushes at most the
+// batch, if any: exactly one of its waiters wakes and flushes it. So a
+// caller flushes at most the
 // batch holding its own work and never waits for more than the flush
 // under way (and its after work) and its own; each batch is flushed
 // exactly once, and the flushes of one group never overlap.
@@ -41,11 +41,9 @@ type batch[B any] struct {
 // do adds work to the open batch with add (run under the group's lock, so
 // it must be quick) and returns once a flush of that batch has ended, with
 // the batch's value as flush left it: flush records its outcome there
-// (for every caller, or per caller through pointers add put there). next
-// tells flush that the batch filled while the flush before it ran, which
-// follows at once: the group's writers are saturated. after, when not
-// nil, may read the value but not change it.
-func (g *group[B]) do(add func(*B), flush func(b *B, next bool), after func(*B)) *B {
+// (for every caller, or per caller through pointers add put there).
+// after, when not nil, may read the value but not change it.
+func (g *group[B]) do(add func(*B), flush func(*B), after func(*B)) *B {
 	g.mu.Lock()
 	b := g.open
 	if b == nil {
@@ -68,7 +66,7 @@ func (g *group[B]) do(add func(*B), flush func(b *B, next bool), after func(*B))
 	g.mu.Lock()
 	g.open = nil
 	g.mu.Unlock()
-	flush(&b.val, !lead)
+	flush(&b.val)
 	close(b.done)
 	if after == nil {
 		g.handOff()

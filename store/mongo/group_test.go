@@ -8,9 +8,8 @@ import (
 )
 
 // TestGroup: concurrent callers of one group each find their work in a
-// batch that was flushed exactly once, the flushes (with their after
-// work) never overlap, and a flush is told that it follows another at
-// once only when it does.
+// batch that was flushed exactly once, and the flushes (with their
+// after work) never overlap.
 func TestGroup(t *testing.T) {
 	t.Parallel()
 	type val struct {
@@ -19,7 +18,7 @@ func TestGroup(t *testing.T) {
 	}
 	var g group[val]
 	var busy atomic.Int32 // flushes and after work under way
-	var flushes, nexts atomic.Int32
+	var flushes atomic.Int32
 	const callers = 200
 	got := make([]*val, callers)
 	var wg sync.WaitGroup
@@ -36,15 +35,12 @@ func TestGroup(t *testing.T) {
 					busy.Add(-1)
 				}
 			}
-			got[i] = g.do(func(v *val) { v.work = append(v.work, i) }, func(v *val, next bool) {
+			got[i] = g.do(func(v *val) { v.work = append(v.work, i) }, func(v *val) {
 				if busy.Add(1) != 1 {
 					t.Error("two flushes overlap")
 				}
 				v.flushed++
 				flushes.Add(1)
-				if next {
-					nexts.Add(1)
-				}
 				busy.Add(-1)
 			}, after)
 		}()
@@ -70,8 +66,5 @@ func TestGroup(t *testing.T) {
 	}
 	if n := flushes.Load(); int(n) != len(batches) {
 		t.Errorf("%d flushes of %d batches", n, len(batches))
-	}
-	if n := nexts.Load(); n >= flushes.Load() {
-		t.Errorf("%d of %d flushes followed another at once; the first cannot", n, flushes.Load())
 	}
 }

@@ -378,16 +378,19 @@ const (
 // process's Writes added that the server has not acknowledged (addUsage),
 // so that a process reads its own Writes. A flush under way is waited
 // for: until it is acknowledged, the document may or may not hold it.
-// When a flush begins while the document is read, the read is done again
-// (up to three times, after which a Write of the same instance running at
-// that moment may be counted twice or not at all, as a Write that lands
-// during a read may be in any store). Other processes' Writes count once
-// their flusher has written them: a moment after they return.
+// When a flush begins while the document is read, the read is done again.
+// After three tries (this process's Writes of the instance keep its
+// flusher busy), the flush under way is not waited for and counts as not
+// yet written: the figures may then hold one flush's worth twice, as a
+// Write that lands during a read may be in either.
 func (s *Store) usageNow(ctx context.Context, inst string) (usageDoc, error) {
 	q := &s.batchesOf(inst).usage
 	for try := 0; ; try++ {
 		q.mu.Lock()
 		done, started, pending := q.done, q.started, q.open
+		if try >= 3 {
+			done, pending = nil, pending.plus(q.inflight)
+		}
 		q.mu.Unlock()
 		if done != nil {
 			select {
