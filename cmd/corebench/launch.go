@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,8 +31,10 @@ type proc struct {
 
 // launch starts `cored serve` (args, perhaps behind taskset) with the
 // admin token in its environment, its stdout beside logPath and its
-// stderr in logPath, and waits for the address it logs it listens on.
-func launch(ctx context.Context, args []string, token, logPath string) (*proc, error) {
+// stderr in logPath, and waits for the address it logs it listens on,
+// or, when addr is known (cored was given it), for addr to take a
+// connection (a log level above info hides the line).
+func launch(ctx context.Context, args []string, token, logPath, addr string) (*proc, error) {
 	cmd := exec.Command(args[0], args[1:]...)
 	dieWithUs(cmd)
 	// The admin token goes by the environment, not the command line; other
@@ -76,11 +79,35 @@ func launch(ctx context.Context, args []string, token, logPath string) (*proc, e
 			var m struct{ Msg, Addr string }
 			if json.Unmarshal(line, &m) == nil && m.Msg == "listening" && m.Addr != "" {
 				found = true
-				addrCh <- m.Addr
+				select {
+				case addrCh <- m.Addr:
+				default: // the dialer below found it first
+				}
 			}
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 	}()
+	if addr != "" {
+		go func() {
+			for {
+				select {
+				case <-pr.exited:
+					return
+				case <-ctx.Done():
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				if c, err := net.Dial("tcp", addr); err == nil {
+					c.Close()
+					select {
+					case addrCh <- addr:
+					default: // the log line came first
+					}
+					return
+				}
+			}
+		}()
+	}
 	var waitErr error
 	go func() {
 		<-copied // Wait closes the pipe: read it to the end first
@@ -100,7 +127,7 @@ func launch(ctx context.Context, args []string, token, logPath string) (*proc, e
 	case <-pr.exited:
 		return fail(fmt.Errorf("cored exited before listening: %v", waitErr))
 	case <-time.After(60 * time.Second):
-		return fail(errors.New("cored did not log its listening address within 60 s"))
+		return fail(errors.New("cored did not start listening within 60 s"))
 	case <-ctx.Done():
 		return fail(ctx.Err())
 	}

@@ -193,11 +193,21 @@ func startServer(ctx context.Context, o serverOpts, p *progress) (*server, error
 	}
 	s.pinning = pinning
 
-	addr := "127.0.0.1:0"
-	if o.processes > 1 { // one port, bound by each with SO_REUSEPORT
+	// A port of our choosing for processes sharing one port (bound by
+	// each with SO_REUSEPORT), and when cored will not log where it
+	// listens (the "listening" line is at info): then launch waits for
+	// the port to take a connection (with several processes, the first
+	// one's may answer for the next; the wait for all of them to serve
+	// the instance follows).
+	addr, known := "127.0.0.1:0", ""
+	quiet := o.logLevel != "info" && o.logLevel != "debug"
+	if o.processes > 1 || quiet {
 		if addr, err = freePort(); err != nil {
 			return nil, err
 		}
+	}
+	if quiet {
+		known = addr
 	}
 	args := []string{bin, "serve", "--addr", addr, "--log-level", o.logLevel}
 	s.store = "embedded (bolt)"
@@ -258,7 +268,7 @@ func startServer(ctx context.Context, o serverOpts, p *progress) (*server, error
 		if i > 0 {
 			logPath = filepath.Join(dir, fmt.Sprintf("cored-%d.log", i+1))
 		}
-		pr, err := launch(ctx, a, token, logPath)
+		pr, err := launch(ctx, a, token, logPath, known)
 		if err != nil {
 			s.failed = true
 			_ = s.stop()
