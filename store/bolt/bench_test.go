@@ -143,6 +143,7 @@ func BenchmarkUpsertParallel(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.SetParallelism(8)
+	b.ResetTimer() // the seeding is not the upserts'
 	b.RunParallel(func(pb *testing.PB) {
 		i := rand.IntN(benchN)
 		for pb.Next() {
