@@ -76,9 +76,12 @@ import (
 // inserting and raises it before releasing its callers, which leaves the
 // other process the same chance as itself. A process that never loses
 // learns of the other from the heads document: a process that loses
-// stamps it (c, the time, at most every contendedFor/4), and every raise
-// of the hint, which returns the document, reads the stamp and takes
-// care for contendedFor after it. A flush of an instance no other
+// stamps it (c, the time of its loss: at once, at most every
+// contendedFor/4, and with each raise of the hint while the loss is
+// recent, which restores a stamp that FerretDB's whole-document update
+// of another raise wrote over), and every raise of the hint, which
+// returns the document, reads the stamp and takes care for contendedFor
+// after it. A flush of an instance no other
 // process writes does neither, back to back or not: it numbers after
 // what it knows, and its raise follows with no caller waiting for it.
 //
@@ -271,7 +274,7 @@ func (s *Store) numberChanges(ctx context.Context, inst string, b *changeBatch, 
 				return
 			}
 			attempt++
-			if s.markContended(inst) {
+			if s.markLost(inst) {
 				s.stampContention(ctx, inst)
 			}
 			if seq, err = s.headAfterLoss(ctx, inst, seq+1, attempt); err != nil {
@@ -319,30 +322,61 @@ const (
 // change number it takes care in numbering (insertChanges).
 const contendedFor = time.Second
 
-// contended reports whether this process met another's change number of
-// the instance within contendedFor.
+// contention is what this process knows of other processes numbering
+// an instance's changes: until when it takes care, and when it last lost
+// a number to one of them.
+type contention struct{ until, lost time.Time }
+
+// contended reports whether this process takes care numbering the
+// instance's changes: it met another's number, or read a fresh stamp,
+// within contendedFor.
 func (s *Store) contended(inst string) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return time.Now().Before(s.contention[inst])
+	return time.Now().Before(s.contention[inst].until)
 }
 
-// markContended notes that this process met another's change number of
-// the instance now; fresh reports whether its note was more than a
-// quarter of contendedFor old (or absent), when it stamps the heads
-// document again (stampContention).
-func (s *Store) markContended(inst string) (fresh bool) {
+// markContended notes that another process numbers the instance's
+// changes too.
+func (s *Store) markContended(inst string) {
+	s.mu.Lock()
+	c := s.contention[inst]
+	c.until = time.Now().Add(contendedFor)
+	s.contention[inst] = c
+	s.mu.Unlock()
+}
+
+// markLost notes that this process lost a number to another now; fresh
+// reports whether its last loss was more than a quarter of contendedFor
+// ago (or none), when it stamps the heads document at once
+// (stampContention).
+func (s *Store) markLost(inst string) (fresh bool) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fresh = now.Add(contendedFor * 3 / 4).After(s.contention[inst])
-	s.contention[inst] = now.Add(contendedFor)
+	c := s.contention[inst]
+	fresh = now.Sub(c.lost) > contendedFor/4
+	c.until, c.lost = now.Add(contendedFor), now
+	s.contention[inst] = c
 	return fresh
+}
+
+// lostLately returns when this process last lost a number of the
+// instance, if that was within contendedFor (else the zero time).
+func (s *Store) lostLately(inst string) time.Time {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if lost := s.contention[inst].lost; time.Since(lost) < contendedFor {
+		return lost
+	}
+	return time.Time{}
 }
 
 // stampContention stamps the instance's heads document with the time this
 // process lost a number to another (c), so that a process that never
-// loses learns that it is not alone (raiseHint); best effort.
+// loses learns that it is not alone (raiseHint). Best effort: on FerretDB
+// another process's raise may write the document back without it, and
+// this process's raises stamp it again while its loss is recent.
 func (s *Store) stampContention(ctx context.Context, inst string) {
 	octx, cancel := s.op(ctx)
 	defer cancel()
@@ -364,19 +398,24 @@ func (s *Store) afterChanges(ctx context.Context, inst string, b *changeBatch) {
 	}
 }
 
-// raiseHint raises the instance's hint to newest, which is in, and reads
-// the contention stamp the update returns: another process that lost a
-// number within contendedFor makes this one careful; best effort (a hint
-// that lags costs another try).
+// raiseHint raises the instance's hint to newest, which is in (with this
+// process's contention stamp, while its last loss is recent), and reads
+// the stamp the update returns: another process that lost a number
+// within contendedFor makes this one careful; best effort (a hint that
+// lags costs another try).
 func (s *Store) raiseHint(ctx context.Context, inst string, newest uint64) {
 	octx, cancel := s.op(ctx)
 	defer cancel()
 	var d struct {
 		C int64 `bson:"c"`
 	}
+	raise := bson.D{{Key: "h", Value: int64(newest)}}
+	if lost := s.lostLately(inst); !lost.IsZero() {
+		raise = append(raise, bson.E{Key: "c", Value: lost.UnixMilli()})
+	}
 	// The whole document: FerretDB (v1) refuses a projection here.
 	err := s.hints.FindOneAndUpdate(octx, bson.D{{Key: "_id", Value: inst}},
-		bson.D{{Key: "$max", Value: bson.D{{Key: "h", Value: int64(newest)}}}},
+		bson.D{{Key: "$max", Value: raise}},
 		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&d)
 	if err == nil && time.Since(time.UnixMilli(d.C)) < contendedFor {
 		s.markContended(inst)

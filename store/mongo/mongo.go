@@ -124,8 +124,8 @@ type Store struct {
 	counted  map[string]bool                  // instances whose usage is known to be counted (usage.go)
 	heads    map[string]uint64                // instance → the newest change Seq this process knows (changes.go)
 	batches  map[string]*instBatches          // instance → its group commits of usage and changes (group.go)
-	// instance → until when this process takes care numbering its changes (changes.go)
-	contention map[string]time.Time
+	// instance → when this process takes care numbering its changes (changes.go)
+	contention map[string]contention
 
 	// The change feed (changes.go): the callers of Wait, a mutex per
 	// instance for appending, and the poller, stopped by stop and done
@@ -216,7 +216,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		heads:    map[string]uint64{},
 		batches:  map[string]*instBatches{},
 
-		contention: map[string]time.Time{},
+		contention: map[string]contention{},
 
 		feedLocks: newKeyedMutex(),
 		stop:      make(chan struct{}),
