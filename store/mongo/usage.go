@@ -393,12 +393,10 @@ func (s *Store) usageNow(ctx context.Context, inst string) (usageDoc, error) {
 		}
 		q.mu.Unlock()
 		if done != nil {
-			select {
-			case <-done:
-				continue
-			case <-ctx.Done():
-				return usageDoc{}, ctx.Err()
+			if err := waitClosed(ctx, done); err != nil {
+				return usageDoc{}, err
 			}
+			continue
 		}
 		d, err := s.readUsage(ctx, inst)
 		if err != nil {
@@ -420,22 +418,13 @@ func (s *Store) usageNow(ctx context.Context, inst string) (usageDoc, error) {
 }
 
 // settleUsage waits until the instance's flusher, if one runs, has
-// written everything open and ended, or ctx ends (for the tests, and
-// Close through flushers).
+// written everything queued and ended, or ctx ends (for the tests).
 func (s *Store) settleUsage(ctx context.Context, inst string) error {
 	q := &s.batchesOf(inst).usage
 	q.mu.Lock()
 	idle := q.idle
 	q.mu.Unlock()
-	if idle == nil {
-		return nil
-	}
-	select {
-	case <-idle:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return waitClosed(ctx, idle)
 }
 
 // dropUsageQueue forgets the deltas no flush has taken and waits for the
@@ -447,11 +436,17 @@ func (s *Store) dropUsageQueue(ctx context.Context, inst string) error {
 	q.open = usageDelta{}
 	done := q.done
 	q.mu.Unlock()
-	if done == nil {
+	return waitClosed(ctx, done)
+}
+
+// waitClosed waits until ch is closed (at once when it is nil) or ctx
+// ends.
+func waitClosed(ctx context.Context, ch <-chan struct{}) error {
+	if ch == nil {
 		return nil
 	}
 	select {
-	case <-done:
+	case <-ch:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
