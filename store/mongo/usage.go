@@ -293,7 +293,7 @@ type usageQueue struct {
 // addUsage adds what a Write changed to the instance's usage without
 // waiting for the server: the instance's flusher writes it with the
 // next $inc (flushUsage), and until then this process counts it in what
-// it reads (usageNow). ctx is not used past the call.
+// it reads (usageNow).
 func (s *Store) addUsage(inst string, d store.Usage) {
 	if d.Records == 0 && d.StorageBytes == 0 {
 		return
