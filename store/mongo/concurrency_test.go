@@ -326,22 +326,20 @@ func TestFeedContentionShared(t *testing.T) {
 	}
 	// The stamp: at once, and again with a's raises of the hint while its
 	// loss is recent (b's raise may have written the document over it:
-	// FerretDB rewrites the whole document).
+	// FerretDB rewrites the whole document). A careful write raises the
+	// hint before it returns.
 	for i := 0; ; i++ {
-		stamp, err := a.ContentionStamp(ctx, "inst1")
+		stamped, err := a.ContentionStamped(ctx, "inst1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if time.Since(stamp) < time.Hour {
+		if stamped {
 			break
 		}
-		if i == 100 {
+		if i == 20 {
 			t.Fatal("no stamp on the heads document after a lost number")
 		}
-		if i%10 == 9 {
-			write(a, "inst1") // careful now: raises the hint, and stamps, before it returns
-		}
-		time.Sleep(5 * time.Millisecond)
+		write(a, "inst1")
 	}
 	changes, err := a.Changes(ctx, "inst1", 0, 100)
 	if err != nil {
@@ -354,21 +352,20 @@ func TestFeedContentionShared(t *testing.T) {
 	}
 
 	// c alone writes "quiet", so it never loses a number there; once
-	// another process stamps it, c's next raise of the hint (in the
-	// background after its write) makes it careful. Each round stamps
-	// afresh, so that a slow machine cannot outlast the stamp.
+	// another process stamps it, c's next raise of the hint (the after
+	// work of its flush, which the flush of its next write waits for)
+	// makes it careful. Each round stamps afresh, so that a slow machine
+	// cannot outlast the stamp.
 	write(c, "quiet")
 	if c.Contended("quiet") {
 		t.Fatal("contended before any stamp")
 	}
 	for i := 0; !c.Contended("quiet"); i++ {
-		if i == 100 {
+		if i == 20 {
 			t.Fatal("a stamped instance never made the process that writes it careful")
 		}
 		b.StampContention(ctx, "quiet")
 		write(c, "quiet")
-		for j := 0; j < 100 && !c.Contended("quiet"); j++ {
-			time.Sleep(5 * time.Millisecond)
-		}
+		write(c, "quiet")
 	}
 }

@@ -2,7 +2,6 @@ package mongo
 
 import (
 	"context"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
@@ -45,13 +44,14 @@ func (s *Store) Contended(inst string) bool { return s.contended(inst) }
 // lost one of its change numbers does.
 func (s *Store) StampContention(ctx context.Context, inst string) { s.stampContention(ctx, inst) }
 
-// ContentionStamp reads the stamp on the instance's heads document.
-func (s *Store) ContentionStamp(ctx context.Context, inst string) (time.Time, error) {
+// ContentionStamped reports whether the instance's heads document holds
+// a contention stamp.
+func (s *Store) ContentionStamped(ctx context.Context, inst string) (bool, error) {
 	var d struct {
 		C int64 `bson:"c"`
 	}
 	err := s.hints.FindOne(ctx, bson.D{{Key: "_id", Value: inst}}).Decode(&d)
-	return time.UnixMilli(d.C), err
+	return d.C > 0, err
 }
 
 // WithCommandMonitor makes the store's client report every command it
