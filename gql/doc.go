@@ -110,7 +110,11 @@
 // it is hashed); checkStored then reads the records the write names once
 // and refuses a new record missing a @notNull or @notEmpty field and a
 // change of an @immutable one, before anything is written; link and
-// unlink apply the same rules to references. Every door (REST, functions'
+// unlink apply the same rules to references. A record may change between
+// that read and the write, so the ops also name the @immutable fields
+// they set (store.Op.Keep), which the store checks in the write itself:
+// of two writers that both found no record, one creates it and the other
+// fails if it would change a kept field. Every door (REST, functions'
 // and webhooks' core.graphql) runs through the upsert resolver, so none
 // bypasses them. A @secret is compared only by ArcQL equality beside an
 // equality on core.id or a single @unique field: resolveSecrets

@@ -1,9 +1,11 @@
 package gql_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -232,5 +234,53 @@ func TestHypiDirectiveAddedToRelease(t *testing.T) {
 	}
 	if _, msg, _ := c.fail(upsertDoc, map[string]any{"v": map[string]any{"Note": map[string]any{"body": "long enough"}}}); !strings.Contains(msg, "Note.title @notNull") {
 		t.Errorf("a new note without a title under v2: %q", msg)
+	}
+}
+
+// TestHypiImmutableRace: writers that all create one record at once, each
+// with its own value of an @immutable field, through GraphQL and REST:
+// one creates it, every other is refused naming the field, and the record
+// holds the creator's value (the store checks the field in the write
+// itself, not only in the read before it).
+func TestHypiImmutableRace(t *testing.T) {
+	t.Parallel()
+	c := newApp(t, "club", "club.test", rulesSDL)
+	h := map[string]string{tenant.Header: c.domain, "authorization": c.token}
+	const writers = 8
+	type answer struct {
+		status int
+		body   map[string]any
+	}
+	answers := make([]answer, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := with(validMember("race", "racer"), "kind", fmt.Sprintf("k%d", i))
+			if i%2 == 0 {
+				answers[i].status, answers[i].body = c.env.GraphQL(c.domain, c.token, upsertDoc, map[string]any{"v": map[string]any{"Member": m}})
+			} else {
+				answers[i].status, answers[i].body = c.env.Do(http.MethodPost, "/rest/v1/", h, map[string]any{"values": map[string]any{"Member": m}})
+			}
+		}()
+	}
+	wg.Wait()
+	var won []int
+	for i, a := range answers {
+		msg, code := servertest.FirstError(a.body)
+		switch {
+		case a.status == 200 && a.body["errors"] == nil:
+			won = append(won, i)
+		case code != "BAD_REQUEST" || !strings.Contains(msg, "Member.kind") || !strings.Contains(msg, "immutable") && !strings.Contains(msg, "cannot change"):
+			t.Errorf("writer %d: %d %s; want success or BAD_REQUEST naming Member.kind", i, a.status, dump(a.body))
+		}
+	}
+	if len(won) != 1 {
+		t.Fatalf("writers %v all wrote their kind, want one", won)
+	}
+	got := c.data(`{ get(type: Member, id: "race") { ... on Member { kind } } }`, nil)
+	if k := path(got, "get", "kind"); k != fmt.Sprintf("k%d", won[0]) {
+		t.Errorf("kind %v, want the creator's k%d", k, won[0])
 	}
 }

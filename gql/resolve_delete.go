@@ -217,6 +217,9 @@ func resolveLink(on bool) graphql.FieldResolveFn {
 			}
 			op = store.Op{Kind: store.OpUpsert, Type: from, ID: fromID, Set: map[string]any{via: nil}, Now: c.now}
 		}
+		if f.Rules != nil && f.Rules.Immutable {
+			op.Keep = []string{via} // linkRules read src before this write
+		}
 		if _, err := c.write(p.Context, []store.Op{op}); err != nil {
 			return nil, storeError(err)
 		}

@@ -249,10 +249,13 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 			return "", err
 		}
 	}
-	var required []string
+	var required, keep []string
 	for _, f := range t.Fields {
 		if f.NonNull || (f.Rules != nil && (f.Rules.NotNull || f.Rules.NotEmpty)) {
 			required = append(required, f.Name)
+		}
+		if _, given := set[f.Name]; given && f.Rules != nil && f.Rules.Immutable {
+			keep = append(keep, f.Name)
 		}
 	}
 	if top {
@@ -267,6 +270,7 @@ func (u *upserter) record(t *schema.Type, in any, path string, top bool) (string
 		CreatedBy: u.c.Principal.AccountID,
 		Impl:      impl,
 		Required:  required,
+		Keep:      keep,
 		New:       fresh,
 	})
 	return id, nil

@@ -79,8 +79,21 @@ func PrepareOps(ops []Op) ([]Op, error) {
 // Edit is what an edit op (OpKind.IsEdit) does to a record's fields: the
 // fields it changes, with their new values (none when nothing differs).
 // fields itself is never modified. An OpMath on a value it cannot compute
-// (not a number, out of range) is a *FieldError wrapping ErrArith.
+// (not a number, out of range) is a *FieldError wrapping ErrArith; a
+// change of a field in op.Keep one wrapping ErrImmutable.
 func (op *Op) Edit(fields map[string]any) (map[string]any, error) {
+	set, err := op.edit(fields)
+	if err == nil {
+		err = CheckKept(op, fields, set)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+// edit is Edit but for op.Keep.
+func (op *Op) edit(fields map[string]any) (map[string]any, error) {
 	switch op.Kind {
 	case OpAddRef, OpRemoveRef:
 		list, ok := fields[op.Field].([]any)

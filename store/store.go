@@ -20,6 +20,9 @@ var (
 	// ErrUnique: a write would give two records of one type in one instance
 	// the same value of a @unique field. Returned wrapped in *FieldError.
 	ErrUnique = errors.New("store: unique value already taken")
+	// ErrImmutable: a write would change a field an existing record keeps
+	// (Op.Keep). Returned wrapped in *FieldError.
+	ErrImmutable = errors.New("store: field cannot change")
 	// ErrTooMany: a query would read more than the store's bound allows (for
 	// example a reference hop whose sub-query matches too many records).
 	ErrTooMany = errors.New("store: too many records")
@@ -28,7 +31,7 @@ var (
 )
 
 // FieldError names the type, field and (for ErrUnique) the value of a
-// violated field rule. Err is ErrRequired or ErrUnique.
+// violated field rule. Err is ErrRequired, ErrUnique or ErrImmutable.
 type FieldError struct {
 	Err   error
 	Type  string
@@ -42,6 +45,9 @@ func (e *FieldError) Error() string {
 	}
 	if errors.Is(e.Err, ErrRequired) {
 		return fmt.Sprintf("%s.%s is required", e.Type, e.Field)
+	}
+	if errors.Is(e.Err, ErrImmutable) {
+		return fmt.Sprintf("%s.%s cannot change after the record is created", e.Type, e.Field)
 	}
 	return fmt.Sprintf("%s.%s: %v", e.Type, e.Field, e.Err)
 }
@@ -146,8 +152,16 @@ type Op struct {
 	CreatedBy string   // for OpUpsert: the creator when the record is new
 	Impl      string   // for OpUpsert: core.impl when supplied
 	Required  []string // for OpUpsert: fields that must be non-null after a create
-	Field     string   // for OpAddRef / OpRemoveRef / OpRemoveValues
-	RefID     string   // for OpAddRef / OpRemoveRef
+	// Keep names fields an existing record keeps (@immutable): when the
+	// op would give one of them another value than the stored one (a
+	// field never set counts as null; values compare as SameValue), the
+	// Write fails with ErrImmutable and nothing applies. The store checks
+	// it in the same atomic step as the write, so two writers that both
+	// found no record cannot both set a kept field. It does not apply to
+	// an op that creates the record.
+	Keep  []string
+	Field string // for OpAddRef / OpRemoveRef / OpRemoveValues
+	RefID string // for OpAddRef / OpRemoveRef
 	// Math is what an OpMath does, by field.
 	Math map[string]Arith
 	// Values are the values an OpRemoveValues removes.

@@ -147,6 +147,11 @@ func (w *writer) apply(op *store.Op) (store.OpResult, error) {
 	var rec *store.Record
 	switch op.Kind {
 	case store.OpUpsert:
+		if old != nil {
+			if err := store.CheckKept(op, old.Fields, op.Set); err != nil {
+				return store.OpResult{}, err
+			}
+		}
 		rec = upserted(old, op)
 		if old == nil {
 			for _, f := range op.Required {

@@ -71,6 +71,13 @@
 // unique indexes would do it natively, but not every MongoDB-compatible
 // server has them).
 //
+// An upsert that sets a field its record keeps (store.Op.Keep,
+// @immutable) reads the record first, fails if the op would change the
+// field, and writes only if the record's write counter (v) is still the
+// one read, or, when there was none, while there is none (keepFilter):
+// MongoDB's own equality cannot compare the values, as an object's keys
+// are stored in no fixed order.
+//
 // An upsert whose id the caller has just generated (store.Op.New: the
 // GraphQL create of a record without core.id) is one InsertOne of the
 // whole document instead: the _id index makes an insert atomic on every

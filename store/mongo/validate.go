@@ -17,39 +17,50 @@ import (
 // writer may still take a value between this check and the op (the op then
 // fails, after the ops before it applied), and a database failure may stop
 // a Write half way. It reads only for ops that need it: upserts missing a
-// required field, and upserts setting a unique field.
+// required field, upserts setting a unique field, math, and ops with Keep
+// fields.
 func (s *Store) validate(ctx context.Context, inst string, ops []store.Op) error {
 	type rec struct{ typ, id string }
 	exists := map[rec]bool{}                      // known existence, as of the ops so far
 	deleted := map[rec]bool{}                     // deleted by an op so far (and not upserted since)
 	holds := map[rec]map[string]map[string]bool{} // field → value keys a record holds, for fields the batch set
 	owners := map[string]string{}                 // claim key → record id, as of the ops so far
+	touched := map[rec]bool{}                     // written by an op so far
 	for i := range ops {
 		op := &ops[i]
 		r := rec{op.Type, op.ID}
 		switch op.Kind {
 		case store.OpDelete:
+			touched[r] = true
 			exists[r] = false
 			deleted[r] = true
 			delete(holds, r)
 			continue
 		case store.OpUpsert:
-		case store.OpMath:
-			// Math the stored values refuse (not a number, out of range)
-			// fails the Write before any op applies; a concurrent writer
-			// can still defeat that, as it can a unique value.
-			cur, err := s.Get(ctx, inst, op.Type, op.ID)
-			if errors.Is(err, store.ErrNotFound) {
-				continue
-			}
-			if err != nil {
+			if err := s.validateKept(ctx, inst, op, touched[r]); err != nil {
 				return err
 			}
-			if _, err := op.Edit(cur.Fields); err != nil {
-				return err
+			touched[r] = true
+		case store.OpMath, store.OpAddRef, store.OpRemoveRef, store.OpRemoveValues:
+			// Math the stored values refuse (not a number, out of range),
+			// or an edit of a field the record keeps, fails the Write
+			// before any op applies; a concurrent writer can still defeat
+			// that, as it can a unique value.
+			if op.Kind == store.OpMath || len(op.Keep) > 0 {
+				cur, err := s.Get(ctx, inst, op.Type, op.ID)
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					return err
+				}
+				if err == nil {
+					if _, err := op.Edit(cur.Fields); err != nil {
+						return err
+					}
+				}
 			}
+			touched[r] = true
 			continue
 		default:
+			touched[r] = true
 			continue
 		}
 		missing := ""
@@ -121,4 +132,21 @@ func (s *Store) validate(ctx context.Context, inst string, ops []store.Op) error
 		}
 	}
 	return nil
+}
+
+// validateKept checks an upsert's Keep fields against its record as
+// stored, unless an earlier op of the Write touched the record (the op's
+// own check, when it applies, covers that case).
+func (s *Store) validateKept(ctx context.Context, inst string, op *store.Op, touched bool) error {
+	if touched || !op.SetsKept() {
+		return nil
+	}
+	cur, err := s.Get(ctx, inst, op.Type, op.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return store.CheckKept(op, cur.Fields, op.Set)
 }

@@ -183,17 +183,26 @@ func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op, ch *
 	var old bson.M
 	var oldRaw bson.Raw
 	for attempt := 0; ; attempt++ {
+		var filter bson.D
+		var existed bool
+		if filter, existed, err = s.keepFilter(ctx, key, op); err != nil {
+			s.unclaim(ctx, claimed, op.ID)
+			return store.OpResult{}, store.Usage{}, err
+		}
 		octx, cancel := s.op(ctx)
 		old = nil
-		res := s.records.FindOneAndUpdate(octx, bson.D{{Key: "_id", Value: key}}, update, opts)
+		res := s.records.FindOneAndUpdate(octx, filter, update, opts)
 		oldRaw, err = res.Raw()
 		if err == nil {
 			err = res.Decode(&old)
 		}
 		cancel()
 		// Two upserts of a new record may both try the insert; the loser
-		// retries and finds the record.
-		if mongo.IsDuplicateKeyError(err) && attempt < maxRetries {
+		// retries and finds the record. A record that changed since
+		// keepFilter read it is read again: an upsert meets the _id
+		// (a duplicate key), an update (missing) finds nothing.
+		changed := missing != "" && existed && errors.Is(err, mongo.ErrNoDocuments)
+		if (mongo.IsDuplicateKeyError(err) || changed) && attempt < maxRetries {
 			continue
 		}
 		break
@@ -244,6 +253,41 @@ func (s *Store) upsert(ctx context.Context, inst, key string, op *store.Op, ch *
 		rec.Fields[k] = decodeValue(mustEncode(k, v)) // a copy the caller may keep
 	}
 	return store.OpResult{Created: created, Changed: true, Record: rec}, used, nil
+}
+
+// keepFilter is the filter of an upsert's findOneAndUpdate. It is the
+// record's _id, unless the op sets a field it keeps (store.Op.Keep): then
+// keepFilter reads the record first, fails the op if it would change a
+// kept field, and adds the version read (v) to the filter, or, when there
+// is no record, that there is none yet, so that the write applies only to
+// the record checked. existed reports that it read a record: an update
+// that then finds nothing met a concurrent write and reads again
+// (upsert). (MongoDB's own
+// equality cannot compare the fields: an object's keys are stored in no
+// fixed order.)
+func (s *Store) keepFilter(ctx context.Context, key string, op *store.Op) (_ bson.D, existed bool, _ error) {
+	filter := bson.D{{Key: "_id", Value: key}}
+	if !op.SetsKept() {
+		return filter, false, nil
+	}
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	var doc bson.M
+	err := s.records.FindOne(octx, filter).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return append(filter, bson.E{Key: fVersion, Value: bson.D{{Key: "$exists", Value: false}}}), false, nil
+	}
+	if err != nil {
+		return nil, false, s.fail(ctx, "upsert", err)
+	}
+	rec, err := decodeRecord(doc)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := store.CheckKept(op, rec.Fields, op.Set); err != nil {
+		return nil, false, err
+	}
+	return append(filter, bson.E{Key: fVersion, Value: doc[fVersion]}), true, nil
 }
 
 // claimSet claims the unique values an upsert sets, before they are

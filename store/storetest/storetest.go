@@ -82,6 +82,7 @@ func RunWith(t *testing.T, open func(t *testing.T) store.Store, opts Options) {
 		{"Upsert", testUpsert},
 		{"OpResults", testOpResults},
 		{"Required", testRequired},
+		{"Keep", testKeep},
 		{"Unique", func(t *testing.T, e *env) { testUnique(t, e, opts) }},
 		{"Atomicity", func(t *testing.T, e *env) { testAtomicity(t, e, opts) }},
 		{"Delete", testDelete},
