@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -67,6 +68,32 @@ type Change struct {
 // LastChange.
 var ErrHistoryGone = errors.New("store: change history gone: the changes after this point are no longer retained; refetch the records and resume from the newest change")
 
+// Hold is a reader's hold on an instance's feed (Store.HoldChanges): the
+// changes after After are kept until Until.
+type Hold struct {
+	After uint64
+	Until time.Time
+}
+
+// MaxHeld bounds the changes a Hold keeps: an event hook whose endpoint
+// fails for a day loses nothing on an instance that writes up to about
+// three changes a second, and no reader makes a store keep more than
+// this per instance.
+const MaxHeld = 250_000
+
+// Limit is the newest Seq a trim may delete under the hold at now, the
+// feed's newest being last: After, or last-MaxHeld when After is
+// further back; the largest Seq when the hold has ended (or is none).
+func (h Hold) Limit(last uint64, now time.Time) uint64 {
+	if !now.Before(h.Until) {
+		return math.MaxUint64
+	}
+	if last > MaxHeld && h.After < last-MaxHeld {
+		return last - MaxHeld
+	}
+	return h.After
+}
+
 // Retention is how much of an instance's feed a store keeps: a change is
 // trimmed only when it is older than Age AND not among the newest Count,
 // so the feed holds whichever is more. Age 0 bounds by Count alone; Count
@@ -102,6 +129,11 @@ func (r Retention) Normalized() Retention {
 func (r Retention) TrimEvery() uint64 {
 	return uint64(min(max(r.Count/8, 1), 256))
 }
+
+// MaxTrim bounds the changes one trim deletes: after a hold ends, the
+// changes it kept go a few times TrimEvery at a time, at each trim point,
+// rather than in one transaction as large as the hold.
+func (r Retention) MaxTrim() int { return 8 * int(r.TrimEvery()) }
 
 // TrimDue reports whether appending the changes after prev up to last
 // crosses a trim point (a multiple of TrimEvery).

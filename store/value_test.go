@@ -168,3 +168,25 @@ func TestEditRefs(t *testing.T) {
 		})
 	}
 }
+
+func TestHoldLimit(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	later, earlier := now.Add(time.Minute), now.Add(-time.Minute)
+	for _, tc := range []struct {
+		name string
+		h    Hold
+		last uint64
+		want uint64
+	}{
+		{"none", Hold{}, 100, math.MaxUint64},
+		{"ended", Hold{After: 5, Until: earlier}, 100, math.MaxUint64},
+		{"ends now", Hold{After: 5, Until: now}, 100, math.MaxUint64},
+		{"held", Hold{After: 5, Until: later}, 100, 5},
+		{"at most MaxHeld", Hold{After: 5, Until: later}, MaxHeld + 100, 100},
+		{"MaxHeld exactly", Hold{After: 100, Until: later}, MaxHeld + 100, 100},
+	} {
+		if got := tc.h.Limit(tc.last, now); got != tc.want {
+			t.Errorf("%s: Limit = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -26,7 +26,8 @@ import (
 // Trimming (Config.Retention) runs in the write transaction whenever the
 // Seq crosses a multiple of Retention.TrimEvery: it deletes from the
 // oldest key while the change is both older than Retention.Age and not
-// among the newest Retention.Count. Changes learns that history is gone
+// among the newest Retention.Count, and not after the instance's
+// store.Hold (keyHold), at most Retention.MaxTrim of them. Changes learns that history is gone
 // from the numbers alone: the first key after `after` is not after+1.
 //
 // An encoded change: Unix nanoseconds (8 bytes), the op (1 byte), then
@@ -63,20 +64,21 @@ func (s *Store) appendChanges(ib *bbolt.Bucket, changes []store.Change, now time
 		}
 	}
 	if r := s.cfg.Retention; r.TrimDue(prev, seq) {
-		if err := trimChanges(cb, r, seq, now); err != nil {
+		if err := trimChanges(cb, r, holdOf(ib).Limit(seq, now), seq, now); err != nil {
 			return 0, err
 		}
 	}
 	return seq, nil
 }
 
-// trimChanges deletes the oldest changes that retention lets go.
-func trimChanges(cb *bbolt.Bucket, r store.Retention, last uint64, now time.Time) error {
+// trimChanges deletes the oldest changes that retention lets go, none
+// past limit (a Hold's) and at most Retention.MaxTrim of them.
+func trimChanges(cb *bbolt.Bucket, r store.Retention, limit, last uint64, now time.Time) error {
 	cutoff := now.Add(-r.Age).UnixNano()
 	var gone [][]byte
 	c := cb.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if last-getU64(k) < uint64(r.Count) {
+	for k, v := c.First(); k != nil && len(gone) < r.MaxTrim(); k, v = c.Next() {
+		if seq := getU64(k); last-seq < uint64(r.Count) || seq > limit {
 			break
 		}
 		if r.Age > 0 && (len(v) < 8 || int64(binary.BigEndian.Uint64(v)) > cutoff) {
@@ -90,6 +92,40 @@ func trimChanges(cb *bbolt.Bucket, r store.Retention, last uint64, now time.Time
 		}
 	}
 	return nil
+}
+
+// keyHold is the instance's Hold on its feed (HoldChanges): After, then
+// Until in Unix nanoseconds, 8 bytes each; absent when there is none.
+var keyHold = []byte("changes-hold")
+
+// holdOf reads the instance's Hold.
+func holdOf(ib *bbolt.Bucket) store.Hold {
+	v := ib.Get(keyHold)
+	if len(v) != 16 {
+		return store.Hold{}
+	}
+	return store.Hold{After: getU64(v[:8]), Until: time.Unix(0, int64(getU64(v[8:])))}
+}
+
+// HoldChanges sets or releases the instance's Hold (store.Store). An
+// instance without a bucket has no changes to hold.
+func (s *Store) HoldChanges(ctx context.Context, inst string, after uint64, until time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkInst(inst); err != nil {
+		return err
+	}
+	return s.update(func(tx *bbolt.Tx) error {
+		ib := tx.Bucket(bucketInst).Bucket([]byte(inst))
+		switch {
+		case ib == nil:
+			return nil
+		case until.IsZero():
+			return ib.Delete(keyHold)
+		}
+		return ib.Put(keyHold, append(u64(after), u64(uint64(until.UnixNano()))...))
+	})
 }
 
 // Changes returns the instance's changes after after (store.Store).

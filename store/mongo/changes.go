@@ -99,7 +99,9 @@ import (
 // crosses a multiple of Retention.TrimEvery, by its after work (no
 // caller waits for it): it deletes the oldest
 // changes up to the newest Count, stopping at the first one younger than
-// Age, so the feed always loses a prefix. A failed trim is tried again at
+// Age and at the instance's store.Hold (a document of its own in heads,
+// holdKey), at most Retention.MaxTrim of them, so the feed always loses
+// a prefix. A failed trim is tried again at
 // the next trim point.
 const collChanges = "changes"
 
@@ -463,6 +465,26 @@ func (s *Store) trimChanges(ctx context.Context, inst string, last uint64) error
 	cut := last - uint64(r.Count)
 	octx, cancel := s.op(ctx)
 	defer cancel()
+	hold, err := s.readHold(octx, inst)
+	if err != nil {
+		return s.fail(ctx, "trimming changes", err)
+	}
+	if cut = min(cut, hold.Limit(last, time.Now())); cut == 0 {
+		return nil
+	}
+	// At most MaxTrim at once: the deleteMany is one operation.
+	var oldest changeDoc
+	err = s.changes.FindOne(octx, bson.D{{Key: "_id", Value: changeRange(inst, 0)}},
+		options.FindOne().SetSort(bson.D{{Key: "_id", Value: 1}}).SetProjection(bson.D{{Key: "s", Value: 1}})).Decode(&oldest)
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return nil
+	case err != nil:
+		return s.fail(ctx, "trimming changes", err)
+	case uint64(oldest.Seq) > cut:
+		return nil
+	}
+	cut = min(cut, uint64(oldest.Seq)+uint64(r.MaxTrim())-1)
 	if r.Age > 0 {
 		var young changeDoc
 		err := s.changes.FindOne(octx, bson.D{
@@ -479,9 +501,52 @@ func (s *Store) trimChanges(ctx context.Context, inst string, last uint64) error
 			return s.fail(ctx, "trimming changes", err)
 		}
 	}
-	_, err := s.changes.DeleteMany(octx, bson.D{{Key: "_id", Value: bson.D{
+	_, err = s.changes.DeleteMany(octx, bson.D{{Key: "_id", Value: bson.D{
 		{Key: "$gte", Value: inst + "/"}, {Key: "$lte", Value: changeKey(inst, cut)}}}})
 	return s.fail(ctx, "trimming changes", err)
+}
+
+// holdKey is the _id of an instance's Hold in the heads collection,
+// beside its hint (instance ids hold no '/'): a document of its own, as
+// FerretDB (v1) rewrites the whole document on every raise of the hint
+// and could write a concurrent hold over.
+func holdKey(inst string) string { return inst + "/hold" }
+
+// holdDoc is an instance's Hold as stored: k after, u until (Unix
+// milliseconds).
+type holdDoc struct {
+	K int64 `bson:"k"`
+	U int64 `bson:"u"`
+}
+
+// readHold reads the instance's Hold; none when absent.
+func (s *Store) readHold(ctx context.Context, inst string) (store.Hold, error) {
+	var d holdDoc
+	err := s.hints.FindOne(ctx, bson.D{{Key: "_id", Value: holdKey(inst)}}).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return store.Hold{}, nil
+	}
+	if err != nil {
+		return store.Hold{}, err
+	}
+	return store.Hold{After: uint64(d.K), Until: time.UnixMilli(d.U)}, nil
+}
+
+// HoldChanges sets or releases the instance's Hold (store.Store).
+func (s *Store) HoldChanges(ctx context.Context, inst string, after uint64, until time.Time) error {
+	if err := checkName("instance", inst); err != nil {
+		return err
+	}
+	octx, cancel := s.op(ctx)
+	defer cancel()
+	var err error
+	if until.IsZero() {
+		_, err = s.hints.DeleteOne(octx, bson.D{{Key: "_id", Value: holdKey(inst)}})
+	} else {
+		_, err = s.hints.ReplaceOne(octx, bson.D{{Key: "_id", Value: holdKey(inst)}},
+			holdDoc{K: int64(after), U: until.UnixMilli()}, options.Replace().SetUpsert(true))
+	}
+	return s.fail(ctx, "holding changes", err)
 }
 
 // Changes returns the instance's changes after after (store.Store).
@@ -606,7 +671,7 @@ func (s *Store) dropChanges(ctx context.Context, inst string) error {
 	_, err = s.changes.DeleteMany(octx, bson.D{{Key: "_id", Value: bson.D{
 		{Key: "$gte", Value: inst + "/"}, {Key: "$lt", Value: inst + "0"}}}})
 	if err == nil {
-		_, err = s.hints.DeleteOne(octx, bson.D{{Key: "_id", Value: inst}})
+		_, err = s.hints.DeleteMany(octx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: []string{inst, holdKey(inst)}}}}})
 	}
 	s.mu.Lock()
 	delete(s.heads, inst)

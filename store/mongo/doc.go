@@ -25,7 +25,8 @@
 //	         s, t time, o op, y type, r record id, c changed fields,
 //	         b the record document before a DELETED (changes.go).
 //	heads    one document per instance: _id the instance, h a hint of
-//	         its newest change number (changes.go).
+//	         its newest change number; and one per instance whose feed
+//	         a reader holds: _id "<instance>/hold", k, u (changes.go).
 //
 // Indexes, all led by the instance: records {i, t, id} (listing, paging
 // without SORT, and the shard key), and one {i, t, f.<field>…} per
@@ -146,8 +147,9 @@
 // Retention (Config.Retention) is trimmed after the flush whose insert
 // crosses a multiple of Retention.TrimEvery: a deleteMany of the oldest
 // _ids up to the newest Count, stopping before the first change younger
-// than Age, so the feed always loses a prefix and ErrHistoryGone is read
-// from the numbers. Without transactions, a Write failing half way keeps
+// than Age and at the instance's store.Hold, and at most
+// Retention.MaxTrim of them, so the feed always loses a prefix and
+// ErrHistoryGone is read from the numbers. Without transactions, a Write failing half way keeps
 // the changes of the ops that applied, and a process dying between an op
 // and its insert loses that change.
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -234,6 +235,12 @@ func testChangeRetention(t *testing.T, e *env, opts Options) {
 			e.write(upsert("Book", fmt.Sprintf("b%d", i), at(i), map[string]any{"title": "t"}))
 		}
 	}
+	// fresh writes n changes, each a new record's.
+	fresh := func(e *env, n int) {
+		for range n {
+			e.write(upsert("Book", store.NewID(), at(0), map[string]any{"title": "t"}))
+		}
+	}
 	t.Run("count bound", func(t *testing.T) {
 		e := &env{t: t, s: opts.OpenRetention(t, store.Retention{Count: 5}), ctx: context.Background(), inst: otherInstance()}
 		t.Cleanup(func() { e.s.Close() })
@@ -247,6 +254,44 @@ func testChangeRetention(t *testing.T, e *env, opts Options) {
 		}
 		if got := e.newChanges(e.s, e.inst, 35); len(got) != 5 {
 			t.Errorf("the newest 5 are not kept: %d changes after 35", len(got))
+		}
+	})
+	t.Run("a hold keeps the changes after it", func(t *testing.T) {
+		e := &env{t: t, s: opts.OpenRetention(t, store.Retention{Count: 5}), ctx: context.Background(), inst: otherInstance()}
+		t.Cleanup(func() { e.s.Close() })
+		fresh(e, 10)
+		if err := e.s.HoldChanges(e.ctx, e.inst, 8, time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		fresh(e, 40)
+		if got := e.newChanges(e.s, e.inst, 8); len(got) != 42 {
+			t.Errorf("%d changes after the hold at 8, want all 42", len(got))
+		}
+		if _, err := e.s.Changes(e.ctx, e.inst, 0, 100); !errors.Is(err, store.ErrHistoryGone) {
+			t.Errorf("Changes from before the hold = %v, want ErrHistoryGone", err)
+		}
+		// Released, the feed goes back to its bound, a few trims at a time.
+		if err := e.s.HoldChanges(e.ctx, e.inst, 0, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		fresh(e, 20)
+		if _, err := e.s.Changes(e.ctx, e.inst, 8, 100); !errors.Is(err, store.ErrHistoryGone) {
+			t.Errorf("Changes after the released hold = %v, want ErrHistoryGone", err)
+		}
+		if got := e.newChanges(e.s, e.inst, 65); len(got) != 5 {
+			t.Errorf("the newest 5 are not kept: %d changes after 65", len(got))
+		}
+	})
+	t.Run("a hold that has ended keeps nothing", func(t *testing.T) {
+		e := &env{t: t, s: opts.OpenRetention(t, store.Retention{Count: 5}), ctx: context.Background(), inst: otherInstance()}
+		t.Cleanup(func() { e.s.Close() })
+		fresh(e, 10)
+		if err := e.s.HoldChanges(e.ctx, e.inst, 8, time.Now().Add(-time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		fresh(e, 20)
+		if _, err := e.s.Changes(e.ctx, e.inst, 8, 100); !errors.Is(err, store.ErrHistoryGone) {
+			t.Errorf("Changes after an ended hold = %v, want ErrHistoryGone", err)
 		}
 	})
 	t.Run("age keeps more than count", func(t *testing.T) {
