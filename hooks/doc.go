@@ -22,10 +22,13 @@
 //     While a hook retries, its later changes wait (those of other
 //     records posted in the same page are posted again: at least once).
 //   - The feed keeps a change an hour and at least the newest 10,000
-//     (store.Retention). A hook that falls further behind than that (its
-//     endpoint down for longer, with more changes) loses the trimmed
-//     changes: its delivery log says how many, and it goes on from the
-//     oldest change still kept.
+//     (store.Retention), and, while an instance has enabled hooks, every
+//     change after the cursor of the slowest of them, for as long as the
+//     hooks may retry (RetryFor) and up to store.MaxHeld changes
+//     (worker.hold, store.HoldChanges). A hook that falls further behind
+//     than that (more changes while its endpoint is down) loses the
+//     trimmed changes: its delivery log says how many, and it goes on
+//     from the oldest change still kept.
 //   - Destinations: only public addresses (internal/netguard) unless
 //     Config.AllowPrivate (cored serve --hook-allow-private); redirects
 //     are not followed; an answer is read up to Config.MaxResponse bytes

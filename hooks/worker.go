@@ -39,6 +39,10 @@ type worker struct {
 	runs   map[string]*run
 	loaded time.Time
 	reload bool
+	// held is the hold this worker last set on the instance's feed (the
+	// zero Hold: none), and heldAt when (hold).
+	held   store.Hold
+	heldAt time.Time
 }
 
 // run is one hook being delivered.
@@ -76,6 +80,7 @@ func (w *worker) main(ctx context.Context) {
 			}
 		}
 		w.saveAll(ctx, false)
+		w.hold(ctx)
 		if ctx.Err() != nil || w.reload {
 			continue
 		}
@@ -88,6 +93,49 @@ func (w *worker) main(ctx context.Context) {
 		cancel()
 	}
 }
+
+// hold keeps the instance's change feed after the cursor of its slowest
+// enabled hook (store.HoldChanges) for RetryFor, so that retention trims
+// no change a hook has yet to post while it retries, up to
+// store.MaxHeld changes; it releases the hold when no hook is enabled.
+// It writes the hold when there is none yet, when it moves and holdEvery
+// has passed since the last write, and when half of its time has run
+// out: a hold left behind is lower than the cursors, which keeps more, and
+// one a stopped process left ends by itself.
+func (w *worker) hold(ctx context.Context) {
+	if w.gone.Load() || ctx.Err() != nil {
+		return
+	}
+	now := time.Now()
+	next := store.Hold{After: math.MaxUint64}
+	for _, r := range w.runs {
+		if r.hook != nil && r.hook.Enabled && !r.state.Disabled {
+			next.After, next.Until = min(next.After, r.state.Cursor), now.Add(w.s.cfg.RetryFor+w.s.cfg.Scan)
+		}
+	}
+	held := !w.held.Until.IsZero()
+	switch {
+	case next.Until.IsZero() && !held:
+		return
+	case next.Until.IsZero():
+		next.After = 0 // released
+	case !held, next.After < w.held.After:
+	case next.After != w.held.After && now.Sub(w.heldAt) >= holdEvery*w.s.cfg.Scan:
+	case w.held.Until.Sub(now) < w.s.cfg.RetryFor/2:
+	default:
+		return
+	}
+	if err := w.s.st.HoldChanges(ctx, w.id, next.After, next.Until); err != nil {
+		if ctx.Err() == nil {
+			w.s.log.Warn("holding the change feed for the event hooks failed", zap.String("instance", w.id), zap.Error(err))
+		}
+		return
+	}
+	w.held, w.heldAt = next, now
+}
+
+// holdEvery is how many Scans apart a worker moves its hold at most.
+const holdEvery = 10
 
 // order is the ids of the hooks, sorted (a stable order of work).
 func (w *worker) order() []string {
@@ -319,7 +367,7 @@ func (w *worker) skipGap(ctx context.Context, r *run) error {
 	}
 	lost := lo - r.state.Cursor
 	r.state.log(Attempt{At: time.Now().UTC(), Seq: lo,
-		Error: fmt.Sprintf("%d changes after %d were trimmed from the change feed before they could be delivered (the feed keeps an hour and at least the newest 10,000); delivery goes on after them", lost, r.state.Cursor)},
+		Error: fmt.Sprintf("%d changes after %d were trimmed from the change feed before they could be delivered (the feed keeps an hour and at least the newest 10,000, and holds at most %d changes for a hook that is behind); delivery goes on after them", lost, r.state.Cursor, store.MaxHeld)},
 		w.s.cfg.LogSize)
 	r.state.LastError = r.state.Log[len(r.state.Log)-1].Error
 	r.state.Cursor, r.dirty = lo, true
