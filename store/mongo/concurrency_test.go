@@ -2,6 +2,7 @@ package mongo_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -367,5 +368,49 @@ func TestFeedContentionShared(t *testing.T) {
 		b.StampContention(ctx, "quiet")
 		write(c, "quiet")
 		write(c, "quiet")
+	}
+}
+
+// TestKeepTwoProcesses: writers in two processes that all create one
+// record, each with its own value of a field the record keeps
+// (store.Op.Keep): one creates it, every other fails with ErrImmutable,
+// and the record holds the creator's value.
+func TestKeepTwoProcesses(t *testing.T) {
+	t.Parallel()
+	stores := mongotest.Shared(t, 2)
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const n = 8
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = stores[i%2].Write(ctx, "inst1", []store.Op{{
+				Kind: store.OpUpsert, Type: "Book", ID: "kept", Now: now,
+				Set: map[string]any{"title": fmt.Sprintf("t%d", i)}, Keep: []string{"title"},
+			}}, store.Quota{})
+		}()
+	}
+	wg.Wait()
+	var won []int
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won = append(won, i)
+		case !errors.Is(err, store.ErrImmutable):
+			t.Errorf("writer %d: %v", i, err)
+		}
+	}
+	if len(won) != 1 {
+		t.Fatalf("writers %v all wrote their title, want one", won)
+	}
+	r, err := stores[1].Get(ctx, "inst1", "Book", "kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("t%d", won[0]); r.Fields["title"] != want {
+		t.Errorf("title %v, want the creator's %s", r.Fields["title"], want)
 	}
 }
