@@ -130,9 +130,10 @@ func (r Retention) TrimEvery() uint64 {
 	return uint64(min(max(r.Count/8, 1), 256))
 }
 
-// MaxTrim bounds the changes one trim deletes: after a hold ends, the
-// changes it kept go a few times TrimEvery at a time, at each trim point,
-// rather than in one transaction as large as the hold.
+// MaxTrim bounds the changes one trim of the embedded store deletes:
+// after a hold ends, the changes it kept go a few times TrimEvery at a
+// time, at each trim point, rather than in one transaction as large as
+// the hold.
 func (r Retention) MaxTrim() int { return 8 * int(r.TrimEvery()) }
 
 // TrimDue reports whether appending the changes after prev up to last

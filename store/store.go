@@ -268,8 +268,7 @@ type Store interface {
 	// trimmed until until, beyond what Retention keeps, for a reader that
 	// has yet to read them (the event hooks, while an endpoint fails): a
 	// Hold. One hold per instance: a call replaces the last, and a zero
-	// until releases it. A hold keeps at most MaxHeld changes, and a
-	// store trims what a released hold kept a bounded amount at a time.
+	// until releases it. A hold keeps at most MaxHeld changes.
 	HoldChanges(ctx context.Context, inst string, after uint64, until time.Time) error
 	// Wait blocks until the instance has a change with Seq > after (made
 	// through this store or, on a shared database, any process), and

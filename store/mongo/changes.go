@@ -100,8 +100,11 @@ import (
 // caller waits for it): it deletes the oldest
 // changes up to the newest Count, stopping at the first one younger than
 // Age and at the instance's store.Hold (a document of its own in heads,
-// holdKey), at most Retention.MaxTrim of them, so the feed always loses
-// a prefix. A failed trim is tried again at
+// holdKey), so the feed always loses a prefix. Unlike the embedded store
+// it does not bound how many one trim deletes (Retention.MaxTrim): the
+// deleteMany after a released hold is one operation of the server's,
+// which holds none of it in cored's memory, and finding the oldest change
+// to bound it by would be a scan of the feed on FerretDB. A failed trim is tried again at
 // the next trim point.
 const collChanges = "changes"
 
@@ -472,19 +475,6 @@ func (s *Store) trimChanges(ctx context.Context, inst string, last uint64) error
 	if cut = min(cut, hold.Limit(last, time.Now())); cut == 0 {
 		return nil
 	}
-	// At most MaxTrim at once: the deleteMany is one operation.
-	var oldest changeDoc
-	err = s.changes.FindOne(octx, bson.D{{Key: "_id", Value: changeRange(inst, 0)}},
-		options.FindOne().SetSort(bson.D{{Key: "_id", Value: 1}}).SetProjection(bson.D{{Key: "s", Value: 1}})).Decode(&oldest)
-	switch {
-	case errors.Is(err, mongo.ErrNoDocuments):
-		return nil
-	case err != nil:
-		return s.fail(ctx, "trimming changes", err)
-	case uint64(oldest.Seq) > cut:
-		return nil
-	}
-	cut = min(cut, uint64(oldest.Seq)+uint64(r.MaxTrim())-1)
 	if r.Age > 0 {
 		var young changeDoc
 		err := s.changes.FindOne(octx, bson.D{

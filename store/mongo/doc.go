@@ -147,9 +147,8 @@
 // Retention (Config.Retention) is trimmed after the flush whose insert
 // crosses a multiple of Retention.TrimEvery: a deleteMany of the oldest
 // _ids up to the newest Count, stopping before the first change younger
-// than Age and at the instance's store.Hold, and at most
-// Retention.MaxTrim of them, so the feed always loses a prefix and
-// ErrHistoryGone is read from the numbers. Without transactions, a Write failing half way keeps
+// than Age and at the instance's store.Hold, so the feed always loses a
+// prefix and ErrHistoryGone is read from the numbers. Without transactions, a Write failing half way keeps
 // the changes of the ops that applied, and a process dying between an op
 // and its insert loses that change.
 //
