@@ -2,7 +2,6 @@ package mongo_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/mongo"
 	"github.com/corehq/core/store/mongo/mongotest"
+	"github.com/corehq/core/store/storetest"
 )
 
 // TestConcurrentUpserts: 100 concurrent upserts of one id, each setting a
@@ -378,39 +378,5 @@ func TestFeedContentionShared(t *testing.T) {
 func TestKeepTwoProcesses(t *testing.T) {
 	t.Parallel()
 	stores := mongotest.Shared(t, 2)
-	ctx := context.Background()
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	const n = 8
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = stores[i%2].Write(ctx, "inst1", []store.Op{{
-				Kind: store.OpUpsert, Type: "Book", ID: "kept", Now: now,
-				Set: map[string]any{"title": fmt.Sprintf("t%d", i)}, Keep: []string{"title"},
-			}}, store.Quota{})
-		}()
-	}
-	wg.Wait()
-	var won []int
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			won = append(won, i)
-		case !errors.Is(err, store.ErrImmutable):
-			t.Errorf("writer %d: %v", i, err)
-		}
-	}
-	if len(won) != 1 {
-		t.Fatalf("writers %v all wrote their title, want one", won)
-	}
-	r, err := stores[1].Get(ctx, "inst1", "Book", "kept")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := fmt.Sprintf("t%d", won[0]); r.Fields["title"] != want {
-		t.Errorf("title %v, want the creator's %s", r.Fields["title"], want)
-	}
+	storetest.KeepRace(t, []store.Store{stores[0], stores[1]}, "inst1")
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -66,33 +67,47 @@ func testKeep(t *testing.T, e *env) {
 		}
 	})
 	t.Run("writers racing to create one record", func(t *testing.T) {
-		const n = 8
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, errs[i] = e.s.Write(e.ctx, e.inst, []store.Op{
-					kept(upsert("Book", "race", at(8), map[string]any{"title": fmt.Sprintf("t%d", i)}), "title"),
-				}, store.Quota{})
-			}()
-		}
-		wg.Wait()
-		var won []int
-		for i, err := range errs {
-			switch {
-			case err == nil:
-				won = append(won, i)
-			case !errors.Is(err, store.ErrImmutable):
-				t.Errorf("writer %d: %v", i, err)
-			}
-		}
-		if len(won) != 1 {
-			t.Fatalf("writers %v all wrote their title, want one", won)
-		}
-		if got, want := e.get(e.inst, "Book", "race").Fields["title"], fmt.Sprintf("t%d", won[0]); got != want {
-			t.Errorf("title %v, want the winner's %s", got, want)
-		}
+		KeepRace(t, []store.Store{e.s}, e.inst)
 	})
+}
+
+// KeepRace has 8 writers, spread over stores (processes sharing a
+// database, or one store), create one record at once, each with its own
+// value of a field they keep (store.Op.Keep): one must create it, every
+// other fail with ErrImmutable, and the record hold the creator's value.
+func KeepRace(t *testing.T, stores []store.Store, inst string) {
+	t.Helper()
+	ctx := context.Background()
+	const n = 8
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			op := upsert("Book", "race", at(8), map[string]any{"title": fmt.Sprintf("t%d", i)})
+			op.Keep = []string{"title"}
+			_, errs[i] = stores[i%len(stores)].Write(ctx, inst, []store.Op{op}, store.Quota{})
+		}()
+	}
+	wg.Wait()
+	var won []int
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won = append(won, i)
+		case !errors.Is(err, store.ErrImmutable):
+			t.Errorf("writer %d: %v", i, err)
+		}
+	}
+	if len(won) != 1 {
+		t.Fatalf("writers %v all wrote their title, want one", won)
+	}
+	r, err := stores[len(stores)-1].Get(ctx, inst, "Book", "race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("t%d", won[0]); r.Fields["title"] != want {
+		t.Errorf("title %v, want the creator's %s", r.Fields["title"], want)
+	}
 }
