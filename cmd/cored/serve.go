@@ -214,7 +214,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	st, where, err := openStore(ctx, f)
+	st, where, err := openStore(ctx, f, log)
 	if err != nil {
 		return err
 	}
@@ -531,9 +531,11 @@ func sweepFiles(ctx context.Context, engine *gql.Engine, st store.Store, age tim
 // openStore opens the MongoDB store when a URI is set, else the embedded
 // store in the data directory. where describes it for the log, without the
 // URI (which may hold a password).
-func openStore(ctx context.Context, f serveFlags) (st store.Store, where string, err error) {
+func openStore(ctx context.Context, f serveFlags, log *zap.Logger) (st store.Store, where string, err error) {
 	if f.mongoURI != "" {
-		ms, err := mongo.Open(ctx, mongo.DefaultConfig(f.mongoURI))
+		cfg := mongo.DefaultConfig(f.mongoURI)
+		cfg.Log = log
+		ms, err := mongo.Open(ctx, cfg)
 		if err != nil {
 			return nil, "", fmt.Errorf("the MongoDB store is not available (--mongo-uri / CORE_MONGO_URI): %w", err)
 		}

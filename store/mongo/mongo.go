@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
+	"go.uber.org/zap"
 
 	"github.com/corehq/core/store"
 )
@@ -72,6 +74,9 @@ type Config struct {
 	// PollInterval is how often a Wait looks for changes other processes
 	// made (changes.go); at most 100 ms, default 50 ms.
 	PollInterval time.Duration
+	// Log receives what the store does in the background and no caller
+	// sees fail: a usage $inc the server refused (usage.go). Nil: none.
+	Log *zap.Logger
 
 	// monitor sees every command the client sends (set by the tests of
 	// this package, export_test.go).
@@ -110,6 +115,7 @@ const (
 // Store is the MongoDB store. It is safe for concurrent use.
 type Store struct {
 	cfg    Config
+	log    *zap.Logger
 	client *mongo.Client
 	db     *mongo.Database
 
@@ -135,6 +141,11 @@ type Store struct {
 	stop      chan struct{}
 	polled    chan struct{}
 	closeOnce sync.Once
+	// flushCtx is the context of the usage flushers' writes: cancelled
+	// Config.OpTimeout after Close began, so that a flusher waiting for a
+	// lock does not hold Close up until the lock expires.
+	flushCtx    context.Context
+	cancelFlush context.CancelFunc
 
 	// The usage flushers (usage.go): closing is set, under mu, when Close
 	// no longer lets a flusher start.
@@ -199,6 +210,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	db := client.Database(cfg.Database)
 	s := &Store{
 		cfg:      cfg,
+		log:      cmp.Or(cfg.Log, zap.NewNop()),
 		client:   client,
 		db:       db,
 		records:  db.Collection(collRecords),
@@ -222,7 +234,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		stop:      make(chan struct{}),
 		polled:    make(chan struct{}),
 	}
+	s.flushCtx, s.cancelFlush = context.WithCancel(context.Background())
 	if err := s.setup(ctx); err != nil {
+		s.cancelFlush()
 		_ = client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -301,11 +315,14 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.stop) })
 	<-s.polled
 	// The usage flushers write what is open once more (a failure is not
-	// tried again once stop is closed), each bounded by Config.OpTimeout.
+	// tried again once stop is closed), all within Config.OpTimeout.
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
+	t := time.AfterFunc(s.cfg.OpTimeout, s.cancelFlush)
 	s.flushers.Wait()
+	t.Stop()
+	s.cancelFlush()
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.OpTimeout)
 	defer cancel()
 	return s.client.Disconnect(ctx)

@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.uber.org/zap"
 
 	"github.com/corehq/core/store"
 )
@@ -342,7 +343,7 @@ func (s *Store) flushUsage(inst string, q *usageQueue) {
 		q.done = done
 		q.mu.Unlock()
 
-		err := s.incUsage(context.Background(), inst, d)
+		err := s.incUsage(s.flushCtx, inst, d)
 
 		q.mu.Lock()
 		q.inflight, q.done = usageDelta{}, nil
@@ -355,12 +356,18 @@ func (s *Store) flushUsage(inst string, q *usageQueue) {
 			pause = usageRetryMin
 			continue
 		}
+		if pause == usageRetryMin {
+			s.log.Warn("writing an instance's usage failed; trying again", zap.String("instance", inst), zap.Error(err))
+		}
 		select {
 		case <-s.stop:
 			q.mu.Lock()
+			lost := q.open
 			close(q.idle)
 			q.idle = nil
 			q.mu.Unlock()
+			s.log.Error("the store closed before the server took an instance's usage: the instance's usage counts are short by these",
+				zap.String("instance", inst), zap.Int64("records", lost.records), zap.Int64("storageBytes", lost.bytes), zap.Error(err))
 			return
 		case <-time.After(pause):
 			pause = min(2*pause, usageRetryMax)

@@ -13,6 +13,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/event"
 	driver "go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/corehq/core/store"
 	"github.com/corehq/core/store/mongo"
@@ -219,5 +221,57 @@ func TestUsageQueued(t *testing.T) {
 	}
 	if theirs.Records != mine.Records || theirs.StorageBytes != mine.StorageBytes {
 		t.Errorf("usage read by another process after Close = %+v, want %+v", theirs, mine)
+	}
+}
+
+// TestUsageLostAtCloseIsLogged: a usage $inc the server does not take
+// (another process holds the usage lock) is logged, and so is what a
+// Close then leaves unwritten, naming the instance and the counts.
+func TestUsageLostAtCloseIsLogged(t *testing.T) {
+	t.Parallel()
+	uri, db := mongotest.Database(t)
+	ctx := context.Background()
+	core, logs := observer.New(zap.WarnLevel)
+	cfg := mongotest.Config(uri, db)
+	cfg.OpTimeout = 2 * time.Second // how long Close lets the $inc wait for the lock
+	cfg.Log = zap.New(core)
+	first, err := mongo.Open(ctx, mongotest.Config(uri, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A first write counts the instance (ensureUsage, under the lock).
+	op := store.Op{Kind: store.OpUpsert, Type: "Note", ID: "first", Set: map[string]any{"body": "f"}, Now: time.Now()}
+	if _, err := first.Write(ctx, "inst1", []store.Op{op}, store.Quota{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	client, err := driver.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Disconnect(ctx)
+	locks := client.Database(db).Collection("locks")
+	if _, err := locks.InsertOne(ctx, bson.D{{Key: "_id", Value: "inst1//usage"}, {Key: "exp", Value: time.Now().Add(time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := mongo.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op = store.Op{Kind: store.OpUpsert, Type: "Note", ID: "second", Set: map[string]any{"body": "s"}, Now: time.Now()}
+	if _, err := s.Write(ctx, "inst1", []store.Op{op}, store.Quota{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := logs.FilterMessageSnippet("writing an instance's usage failed").FilterField(zap.String("instance", "inst1")).Len(); n == 0 {
+		t.Errorf("no warning of the failed $inc; logged: %v", logs.All())
+	}
+	lost := logs.FilterMessageSnippet("the store closed before the server took").FilterField(zap.String("instance", "inst1")).FilterField(zap.Int64("records", 1)).All()
+	if len(lost) != 1 || lost[0].Level != zap.ErrorLevel {
+		t.Errorf("the lost usage is not logged once as an error naming 1 record: %v", logs.All())
 	}
 }
