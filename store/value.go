@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -145,22 +144,4 @@ func Strings(v any) []string {
 		}
 	}
 	return out
-}
-
-// CheckKept returns the *FieldError wrapping ErrImmutable of the first
-// field of op.Keep that set, the fields the op writes to an existing
-// record whose fields are old, would change (Op.Keep); nil when none.
-func CheckKept(op *Op, old, set map[string]any) error {
-	for _, f := range op.Keep {
-		if v, ok := set[f]; ok && !SameValue(old[f], v) {
-			return &FieldError{Err: ErrImmutable, Type: op.Type, Field: f}
-		}
-	}
-	return nil
-}
-
-// SetsKept reports whether an upsert sets a field of op.Keep, so that a
-// store has something to check (CheckKept).
-func (op *Op) SetsKept() bool {
-	return slices.ContainsFunc(op.Keep, func(f string) bool { _, ok := op.Set[f]; return ok })
 }

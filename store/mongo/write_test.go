@@ -232,8 +232,7 @@ func TestUsageLostAtCloseIsLogged(t *testing.T) {
 	uri, db := mongotest.Database(t)
 	ctx := context.Background()
 	core, logs := observer.New(zap.WarnLevel)
-	cfg := mongotest.Config(uri, db)
-	cfg.OpTimeout = 2 * time.Second // how long Close lets the $inc wait for the lock
+	cfg := mongotest.Config(uri, db) // Close lets the $inc wait OpTimeout (10 s) for the lock
 	cfg.Log = zap.New(core)
 	first, err := mongo.Open(ctx, mongotest.Config(uri, db))
 	if err != nil {

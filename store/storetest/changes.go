@@ -235,6 +235,12 @@ func testChangeRetention(t *testing.T, e *env, opts Options) {
 			e.write(upsert("Book", fmt.Sprintf("b%d", i), at(i), map[string]any{"title": "t"}))
 		}
 	}
+	// retained is a new store keeping the feed as r, and an instance.
+	retained := func(t *testing.T, r store.Retention) *env {
+		e := &env{t: t, s: opts.OpenRetention(t, r), ctx: context.Background(), inst: otherInstance()}
+		t.Cleanup(func() { e.s.Close() })
+		return e
+	}
 	// fresh writes n changes, each a new record's.
 	fresh := func(e *env, n int) {
 		for range n {
@@ -242,8 +248,7 @@ func testChangeRetention(t *testing.T, e *env, opts Options) {
 		}
 	}
 	t.Run("count bound", func(t *testing.T) {
-		e := &env{t: t, s: opts.OpenRetention(t, store.Retention{Count: 5}), ctx: context.Background(), inst: otherInstance()}
-		t.Cleanup(func() { e.s.Close() })
+		e := retained(t, store.Retention{Count: 5})
 		write(e, 40)
 		if got := e.lastChange(e.s, e.inst); got != 40 {
 			t.Fatalf("LastChange = %d, want 40", got)
@@ -257,8 +262,7 @@ func testChangeRetention(t *testing.T, e *env, opts Options) {
 		}
 	})
 	t.Run("a hold keeps the changes after it", func(t *testing.T) {
-		e := &env{t: t, s: opts.OpenRetention(t, store.Retention{Count: 5}), ctx: context.Background(), inst: otherInstance()}
-		t.Cleanup(func() { e.s.Close() })
+		e := retained(t, store.Retention{Count: 5})
 		fresh(e, 10)
 		if err := e.s.HoldChanges(e.ctx, e.inst, 8, time.Now().Add(time.Hour)); err != nil {
 			t.Fatal(err)
@@ -283,8 +287,7 @@ func testChangeRetention(t *testing.T, e *env, opts Options) {
 		}
 	})
 	t.Run("a hold that has ended keeps nothing", func(t *testing.T) {
-		e := &env{t: t, s: opts.OpenRetention(t, store.Retention{Count: 5}), ctx: context.Background(), inst: otherInstance()}
-		t.Cleanup(func() { e.s.Close() })
+		e := retained(t, store.Retention{Count: 5})
 		fresh(e, 10)
 		if err := e.s.HoldChanges(e.ctx, e.inst, 8, time.Now().Add(-time.Minute)); err != nil {
 			t.Fatal(err)
@@ -295,8 +298,7 @@ func testChangeRetention(t *testing.T, e *env, opts Options) {
 		}
 	})
 	t.Run("age keeps more than count", func(t *testing.T) {
-		e := &env{t: t, s: opts.OpenRetention(t, store.Retention{Age: 24 * 365 * 3600e9, Count: 5}), ctx: context.Background(), inst: otherInstance()}
-		t.Cleanup(func() { e.s.Close() })
+		e := retained(t, store.Retention{Age: 24 * 365 * 3600e9, Count: 5})
 		write(e, 40)
 		if got := e.newChanges(e.s, e.inst, 0); len(got) != 40 {
 			t.Errorf("%d changes kept, want all 40 (younger than Age)", len(got))
