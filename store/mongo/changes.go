@@ -73,8 +73,12 @@ import (
 // that read returns, and the other would lose every time. So a flush
 // takes care when this process met another's number of the instance
 // within the last second (contendedFor): it reads the hint before
-// inserting and raises it before releasing its callers, which leaves the
-// other process the same chance as itself. A process that never loses
+// inserting, and when the hint is still its own newest number (no other
+// process inserted since its last flush) it waits a moment for the other
+// to raise it (yieldTurn), which leaves the other process the same
+// chance as itself: the two take turns rather than trying the same
+// number at once, and each turn carries what its writers queued during
+// the other's. A process that never loses
 // learns of the other from the heads document: a process that loses
 // stamps it (c, the time of its loss: at once, at most every
 // contendedFor/4, and with each raise of the hint while the loss is
@@ -151,16 +155,15 @@ type pendingChange struct {
 type changeBatch struct {
 	queue          []*pendingChange
 	newest, trimAt uint64
-	hinted         bool // the flush raised the hint itself
 }
 
 // appendChange inserts the change of an applied op (see above) and
 // returns once it is in (acknowledged), having woken the instance's
 // waiters in this process. The changes of an instance's concurrent
 // Writes in this process queue, and one of their callers at a time
-// inserts all that are queued (insertChanges; group.go); a trim that fell
-// due, and the raise of the hint unless the flush made it, follow with no
-// caller waiting (afterChanges). The insert runs on ctx without its
+// inserts all that are queued (insertChanges; group.go); the raise of
+// the hint, and a trim that fell due, follow with no caller waiting
+// (afterChanges). The insert runs on ctx without its
 // cancellation: it carries other callers' changes too.
 func (s *Store) appendChange(ctx context.Context, inst string, c store.Change, before bson.M) error {
 	ctx = context.WithoutCancel(ctx)
@@ -189,19 +192,13 @@ func (s *Store) appendChange(ctx context.Context, inst string, c store.Change, b
 // The newest number it knows of is this process's own (heads). A careful
 // flush, one of an instance where this process met another's number
 // within contendedFor (or another process said it met this one's),
-// reads the hint first and raises it before its callers are released;
-// see "Fairness" above.
+// reads the hint first, and gives the other process its turn when the
+// hint shows that this one inserted last (yieldTurn); see "Fairness"
+// above. The raise of the hint follows in the after work, as for any
+// flush: the callers do not wait for it, but this process's next flush
+// does (group.go), so the other reads it before this one's next insert.
 func (s *Store) insertChanges(ctx context.Context, inst string, b *changeBatch) {
 	careful := s.contended(inst)
-	s.numberChanges(ctx, inst, b, careful)
-	if careful && b.newest > 0 {
-		s.raiseHint(ctx, inst, b.newest)
-		b.hinted = true
-	}
-}
-
-// numberChanges is insertChanges but for the hint.
-func (s *Store) numberChanges(ctx context.Context, inst string, b *changeBatch, careful bool) {
 	start := time.Now()
 	queue := b.queue
 	failRest := func(err error) {
@@ -225,6 +222,9 @@ func (s *Store) numberChanges(ctx context.Context, inst string, b *changeBatch, 
 			failRest(err)
 			return
 		case hinted:
+			if known && careful && h == seq {
+				h = s.yieldTurn(ctx, inst, h)
+			}
 			if known && h > seq {
 				s.markContended(inst) // another process wrote
 			}
@@ -316,8 +316,28 @@ func (s *Store) headAfterLoss(ctx context.Context, inst string, taken uint64, at
 	return taken, nil
 }
 
+// yieldTurn is the turn a careful flush gives the other process when the
+// hint shows this process's own newest number h (it inserted last, and
+// no other has since): it reads the hint again, up to hintReads times a
+// hintPause apart, until another process raised it, and returns the
+// newest it read. Without it, two processes flushing back to back both
+// read the same hint and try the same number nearly every time, and the
+// loser's retry waits for the winner's raise anyway; with it they take
+// turns, and each flush carries what its writers queued meanwhile. A
+// failed read ends the wait (the insert that follows finds out).
+func (s *Store) yieldTurn(ctx context.Context, inst string, h uint64) uint64 {
+	for range hintReads {
+		time.Sleep(hintPause)
+		if next, _, err := s.readHint(ctx, inst); err != nil || next > h {
+			return max(next, h)
+		}
+	}
+	return h
+}
+
 // How long headAfterLoss waits for another process to raise the hint
-// past a number it took: about its raise's round trip.
+// past a number it took, and yieldTurn for its turn: about its raise's
+// round trip.
 const (
 	hintReads = 8
 	hintPause = 250 * time.Microsecond
@@ -395,7 +415,7 @@ func (s *Store) stampContention(ctx context.Context, inst string) {
 // and trims the feed if a trim fell due (the next trim point tries
 // again).
 func (s *Store) afterChanges(ctx context.Context, inst string, b *changeBatch) {
-	if b.newest > 0 && !b.hinted {
+	if b.newest > 0 {
 		s.raiseHint(ctx, inst, b.newest)
 	}
 	if b.trimAt > 0 {

@@ -327,8 +327,8 @@ func TestFeedContentionShared(t *testing.T) {
 	}
 	// The stamp: at once, and again with a's raises of the hint while its
 	// loss is recent (b's raise may have written the document over it:
-	// FerretDB rewrites the whole document). A careful write raises the
-	// hint before it returns.
+	// FerretDB rewrites the whole document). The raise follows each
+	// write's flush, and the next write's flush waits for it.
 	for i := 0; ; i++ {
 		stamped, err := a.ContentionStamped(ctx, "inst1")
 		if err != nil {
