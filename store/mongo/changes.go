@@ -108,8 +108,8 @@ import (
 // it does not bound how many one trim deletes (Retention.MaxTrim): the
 // deleteMany after a released hold is one operation of the server's,
 // which holds none of it in cored's memory, and finding the oldest change
-// to bound it by would be a scan of the feed on FerretDB. A failed trim is tried again at
-// the next trim point.
+// to bound it by would be a scan of the feed on FerretDB. A failed trim
+// is tried again at the next trim point.
 const collChanges = "changes"
 
 // changeDoc is a change document as stored.

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -68,29 +67,13 @@ func testConcurrency(t *testing.T, e *env) {
 		}
 	})
 	t.Run("unique under contention", func(t *testing.T) {
-		const n = 10
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, errs[i] = e.s.Write(e.ctx, e.inst, []store.Op{
-					upsert("Account", fmt.Sprintf("race%d", i), at(1), map[string]any{"username": "race"}),
-				}, store.Quota{})
-			}()
-		}
-		wg.Wait()
-		ok := 0
-		for i, err := range errs {
-			switch {
-			case err == nil:
-				ok++
-			case !errors.Is(err, store.ErrUnique):
-				t.Errorf("writer %d: %v", i, err)
-			}
-		}
-		if ok != 1 {
+		won := race(t, 10, store.ErrUnique, func(i int) error {
+			_, err := e.s.Write(e.ctx, e.inst, []store.Op{
+				upsert("Account", fmt.Sprintf("race%d", i), at(1), map[string]any{"username": "race"}),
+			}, store.Quota{})
+			return err
+		})
+		if ok := len(won); ok != 1 {
 			t.Errorf("%d writers took the same unique value, want 1", ok)
 		}
 	})

@@ -2,9 +2,7 @@ package storetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/corehq/core/store"
@@ -78,28 +76,12 @@ func testKeep(t *testing.T, e *env) {
 func KeepRace(t *testing.T, stores []store.Store, inst string) {
 	t.Helper()
 	ctx := context.Background()
-	const n = 8
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			op := upsert("Book", "race", at(8), map[string]any{"title": fmt.Sprintf("t%d", i)})
-			op.Keep = []string{"title"}
-			_, errs[i] = stores[i%len(stores)].Write(ctx, inst, []store.Op{op}, store.Quota{})
-		}()
-	}
-	wg.Wait()
-	var won []int
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			won = append(won, i)
-		case !errors.Is(err, store.ErrImmutable):
-			t.Errorf("writer %d: %v", i, err)
-		}
-	}
+	won := race(t, 8, store.ErrImmutable, func(i int) error {
+		op := upsert("Book", "race", at(8), map[string]any{"title": fmt.Sprintf("t%d", i)})
+		op.Keep = []string{"title"}
+		_, err := stores[i%len(stores)].Write(ctx, inst, []store.Op{op}, store.Quota{})
+		return err
+	})
 	if len(won) != 1 {
 		t.Fatalf("writers %v all wrote their title, want one", won)
 	}

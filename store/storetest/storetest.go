@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -327,4 +328,26 @@ func testPing(t *testing.T, e *env) {
 	if err := e.s.Ping(e.ctx); err != nil {
 		t.Errorf("Ping: %v", err)
 	}
+}
+
+// race runs n writers at once, writer i calling write(i), and returns the
+// writers that succeeded, in order; a writer that failed other than with
+// lost (the error of a writer that lost the race) is a test error.
+func race(t *testing.T, n int, lost error, write func(i int) error) (won []int) {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = write(i) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won = append(won, i)
+		case !errors.Is(err, lost):
+			t.Errorf("writer %d: %v", i, err)
+		}
+	}
+	return won
 }
