@@ -58,7 +58,9 @@
 // bbolt allows one writer at a time. A synced commit writes its pages
 // and meta page to the journal (core.db-journal) in one write and syncs
 // it, then writes them in place unsynced; opening replays the journal
-// (journal.go). Writes go to one committer goroutine that commits, in one
+// (journal.go). Once in earnest use, the journal is written out to its
+// size ahead of the records, so that their syncs do not also allocate
+// blocks (journal_fill.go). Writes go to one committer goroutine that commits, in one
 // transaction, every write that queued up while the previous one
 // committed (commit.go): a lone write commits at once, and under load one
 // commit serves many writes; a commit that saw several writers waits

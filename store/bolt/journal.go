@@ -74,6 +74,8 @@ type journal struct {
 	writes []pageWrite
 	data   []byte
 	table  []byte // the record's header and table, built at the commit's end
+
+	fill journalFill // the zeros written ahead of the records (journal_fill.go)
 }
 
 // pageWrite is one write of a commit: len bytes at off in the file, from
@@ -142,6 +144,12 @@ func openJournal(path string, mode os.FileMode, capacity int64, timeout time.Dur
 		j.closeFiles()
 		return nil, err
 	}
+	st, err := f.Stat()
+	if err != nil {
+		j.closeFiles()
+		return nil, err
+	}
+	j.initFill(st.Size())
 	if created {
 		// The journal's name must survive a crash too.
 		if err := syncDir(filepath.Dir(jp)); err != nil {
@@ -333,6 +341,7 @@ func (j *journal) commit() error {
 	crc := crc32.Update(crc32.Checksum(t[:recordFixed-4], castagnoli), castagnoli, t[recordFixed:])
 	binary.LittleEndian.PutUint32(t[recordFixed-4:], crc32.Update(crc, castagnoli, j.data))
 	j.table = t
+	j.claim(j.pos + size)
 	if _, err := j.f.WriteAt(t, j.pos); err != nil {
 		return err
 	}
@@ -383,11 +392,13 @@ func (j *journal) writeSynced() error {
 // close checkpoints the journal, so that the next Open has nothing to
 // replay, and closes its files.
 func (j *journal) close() error {
+	j.stopFill()
 	err := j.checkpoint()
 	return errors.Join(err, j.closeFiles())
 }
 
 func (j *journal) closeFiles() error {
+	j.stopFill()
 	return errors.Join(j.f.Close(), j.db.Close())
 }
 
