@@ -21,14 +21,14 @@ import "sync"
 // replays what it would have without it.
 //
 // The filler and the records never write over each other: the filler
-// writes a chunk only past filled, holding fillMu, and a record whose end
-// is past what the committer last saw of filled takes fillMu to move
+// writes a chunk only past filled, holding fill.mu, and a record whose
+// end is past what the committer last saw of filled takes fill.mu to move
 // filled past itself before it is written. The fill only saves time: a
 // failed write or sync of a chunk ends it, leaving the rest to the
 // records, as before.
 type journalFill struct {
 	mu     sync.Mutex
-	filled int64 // under mu: every block below is written, by a record or the filler
+	filled int64 // under mu: the filler writes nothing below it (a record or the filler wrote it, or a record is being written there)
 
 	seen    int64 // the committer's last look at filled, a bound below it
 	started bool  // the committer started the filler
@@ -104,11 +104,9 @@ func (j *journal) fillRest() {
 // stopFill ends the filler, if it was started, and waits for it.
 func (j *journal) stopFill() {
 	f := &j.fill
-	if !f.started || f.stopped {
-		f.stopped = true
-		return
+	if f.started && !f.stopped {
+		close(f.stop)
+		<-f.done
 	}
 	f.stopped = true
-	close(f.stop)
-	<-f.done
 }
