@@ -61,9 +61,9 @@
 // (journal.go). Once in earnest use, the journal is written out to its
 // size ahead of the records, so that their syncs do not also allocate
 // blocks (journal_fill.go). Writes go to one committer goroutine that
-// commits, in one transaction, every write that queued up while the previous one
-// committed (commit.go): a lone write commits at once, and under load one
-// commit serves many writes; a commit that saw several writers waits
+// commits, in one transaction, every write that queued up while the
+// previous one committed (commit.go): a lone write commits at once, and
+// under load one commit serves many writes; a commit that saw several writers waits
 // briefly (at most as long as the last one took, 1 ms at most) for three
 // quarters of them. A write that fails is taken out and the others run again, so one
 // bad Write never fails another, and each Write stays atomic. A Write's
